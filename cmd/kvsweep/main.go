@@ -1,0 +1,189 @@
+// Command kvsweep builds the KVCR quick-start image and runs test sweeps
+// (engine x topology x hybrid geometry x test cases) on Slurm or locally.
+//
+// Usage:
+//
+//	kvsweep <command> [flags] [args]
+//	kvsweep help <command>
+//
+// Exit status: 0 success; 1 the operation failed; 2 a usage or spec error
+// (nothing was done); 3 a report check found failures or regressions.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/matrix"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+	exitCheck  = 3
+)
+
+// command is one subcommand: its flags and what it runs.
+type command struct {
+	name    string
+	args    string // argument synopsis
+	summary string
+	help    string // paragraphs after the synopsis
+	setup   func(fs *pflag.FlagSet) func(env *env, args []string) error
+}
+
+// env is what a command reads and writes besides its flags.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// usageError is a mistake in how kvsweep was called.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// checkError is a report check that found failures; the report was printed.
+type checkError struct{ msg string }
+
+func (e *checkError) Error() string { return e.msg }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		topUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 && name == "help" {
+			c := lookup(args[1])
+			if c == nil {
+				fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1])
+				return exitUsage
+			}
+			fs := newFlagSet(c)
+			c.setup(fs)
+			commandUsage(stdout, c, fs)
+			return exitOK
+		}
+		topUsage(stdout)
+		return exitOK
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "kvsweep: unknown command %q; run 'kvsweep help' for the list\n", name)
+		return exitUsage
+	}
+	fs := newFlagSet(c)
+	runFn := c.setup(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			commandUsage(stdout, c, fs)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "kvsweep %s: %v\nrun 'kvsweep help %s' for usage\n", c.name, err, c.name)
+		return exitUsage
+	}
+	err := runFn(e, fs.Args())
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	var el matrix.ErrorList
+	var ce *checkError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kvsweep %s: %v\nrun 'kvsweep help %s' for usage\n", c.name, err, c.name)
+		return exitUsage
+	case errors.As(err, &el):
+		fmt.Fprintln(stderr, el.Error())
+		return exitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "kvsweep %s: %v\n", c.name, err)
+		return exitCheck
+	}
+	fmt.Fprintf(stderr, "kvsweep %s: %v\n", c.name, err)
+	return exitFailed
+}
+
+func newFlagSet(c *command) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("kvsweep "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprint(w, `kvsweep builds the KVCR quick-start image and runs test sweeps on Slurm or locally.
+
+Usage:
+  kvsweep <command> [flags] [args]
+
+Commands:
+`)
+	sorted := append([]*command(nil), commands...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'kvsweep help <command>' for a command's flags.
+
+Exit status: 0 success, 1 the operation failed, 2 usage or spec error,
+3 a report check found failures, missing cells or regressions.
+`)
+}
+
+func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: kvsweep %s %s\n\n%s\n", c.name, c.args, c.summary)
+	if c.help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
+	}
+	if fs.HasFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	}
+}
+
+// oneArg checks a command got exactly one positional argument.
+func oneArg(args []string, what string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("expected one argument, %s; got %d", what, len(args))
+	}
+	return args[0], nil
+}
+
+// oneOf checks a flag value is one of allowed.
+func oneOf(flag, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return usagef("--%s %q: expected one of %s", flag, value, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,442 @@
+package matrix
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+// Cell is one point of the grid: one job, or one array task.
+type Cell struct {
+	// ID is a stable hash of Params and Cases: the same spec, however its
+	// keys, axes or values are ordered, gives the same IDs.
+	ID   string
+	Name string // readable, for tables and job names; not unique by itself
+	// Params holds every axis and include key of the cell except the case.
+	Params    map[string]string
+	Cases     []string // sorted
+	Engine    string
+	Topology  string
+	Geometry  string
+	Kind      string
+	Resources Resources
+	// Argv is the harness command line: harness.command, then the topology's
+	// args, then the geometry flags, then the cases flag. CellDirToken in a
+	// word stands for the cell directory and is replaced when the job runs.
+	Argv []string
+	// AgentArgv is the node agent's command line on a two-node job's second node.
+	AgentArgv []string
+	// ServiceArgv is the kvcr_service command line of a sidecar job.
+	ServiceArgv []string
+	Workers     int
+}
+
+// CellDirToken is what {{.CellDir}} renders to in harness words; the job
+// script replaces it with the cell directory as the job sees it.
+const CellDirToken = "@CELL_DIR@"
+
+// HarnessData is what harness words (harness.command, topology args and
+// agent) are evaluated against.
+type HarnessData struct {
+	CellID   string
+	Name     string
+	Engine   string
+	Topology string
+	Kind     string
+	Geometry string
+	Cases    string   // comma-separated, as the harness's --cases expects
+	CaseList []string // the same, as a list
+	Params   map[string]string
+	CellDir  string // CellDirToken
+}
+
+// combo is one combination during expansion, with where it came from.
+type combo struct {
+	vals map[string]string
+	src  Pos
+}
+
+// Expand turns a spec into its cells, in axis order. Errors are positioned
+// like decoding errors.
+func Expand(s *Spec) ([]Cell, error) {
+	x := &expander{s: s, d: &decoder{file: s.File}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}}
+	combos := x.product()
+	combos = x.exclude(combos)
+	combos = x.include(combos)
+	cells := x.cells(combos)
+	if len(x.d.errs) > 0 {
+		return nil, x.d.errs
+	}
+	return cells, nil
+}
+
+type expander struct {
+	s      *Spec
+	d      *decoder
+	tmpl   map[Pos]*template.Template
+	failed map[Pos]bool
+}
+
+func (x *expander) product() []combo {
+	axes := x.s.Matrix.Axes
+	n := 1
+	for _, a := range axes {
+		n *= len(a.Values)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]combo, 0, n)
+	idx := make([]int, len(axes))
+	for {
+		vals := make(map[string]string, len(axes)+2)
+		for i, a := range axes {
+			vals[a.Name] = a.Values[idx[i]].S
+		}
+		out = append(out, combo{vals: vals})
+		i := len(axes) - 1
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < len(axes[i].Values) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return out
+		}
+	}
+}
+
+func entryText(e Entry) string {
+	parts := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		parts[i] = k + ": " + e.Values[k].S
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (x *expander) exclude(combos []combo) []combo {
+	removed := make([]bool, len(combos))
+	for i, e := range x.s.Matrix.Exclude {
+		w := fmt.Sprintf("matrix.exclude[%d]", i)
+		ok := true
+		for _, k := range e.Keys {
+			if x.s.Matrix.axis(k) == nil {
+				x.d.errAt(Value{Pos: e.KeyPos[k]}, "%s: unknown axis %q (axes: %s)", w, k, strings.Join(x.axisNames(), ", "))
+				ok = false
+				continue
+			}
+			x.d.checkAxisValue(e.Values[k], join(w, k), k, x.s)
+		}
+		if !ok {
+			continue
+		}
+		matched := 0
+		for j, c := range combos {
+			if matches(e, c.vals) {
+				removed[j] = true
+				matched++
+			}
+		}
+		if matched == 0 {
+			x.d.errAt(Value{Pos: e.Pos}, "%s: %s matches no combination of the matrix", w, entryText(e))
+		}
+	}
+	out := combos[:0]
+	for j, c := range combos {
+		if !removed[j] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (x *expander) axisNames() []string {
+	names := make([]string, len(x.s.Matrix.Axes))
+	for i, a := range x.s.Matrix.Axes {
+		names[i] = a.Name
+	}
+	return names
+}
+
+func matches(e Entry, vals map[string]string) bool {
+	for _, k := range e.Keys {
+		if vals[k] != e.Values[k].S {
+			return false
+		}
+	}
+	return true
+}
+
+// include applies GitHub Actions include semantics: an entry is added to
+// every combination whose original axis values it does not contradict;
+// an entry that fits none becomes a new combination and must then name
+// every required axis.
+func (x *expander) include(combos []combo) []combo {
+	base := len(combos)
+	for i, e := range x.s.Matrix.Include {
+		w := fmt.Sprintf("matrix.include[%d]", i)
+		for _, k := range e.Keys {
+			x.d.checkAxisValue(e.Values[k], join(w, k), k, x.s)
+			if x.s.Matrix.axis(k) == nil && !axisRE.MatchString(k) {
+				x.d.errAt(Value{Pos: e.KeyPos[k]}, "%s: invalid parameter name %q (expected lower-case letters, digits and '_')", w, k)
+			}
+		}
+		matched := false
+		for j := 0; j < base; j++ {
+			if !x.fits(e, combos[j].vals) {
+				continue
+			}
+			matched = true
+			for _, k := range e.Keys {
+				if x.s.Matrix.axis(k) == nil {
+					combos[j].vals[k] = e.Values[k].S
+				}
+			}
+		}
+		if matched {
+			continue
+		}
+		var missing []string
+		for _, req := range []string{AxisEngine, AxisTopology, AxisGeometry, AxisCase} {
+			if _, ok := e.Values[req]; !ok {
+				missing = append(missing, req)
+			}
+		}
+		if len(missing) > 0 {
+			x.d.errAt(Value{Pos: e.Pos}, "%s: %s matches no combination, and as a new combination it lacks %s", w, entryText(e), strings.Join(missing, ", "))
+			continue
+		}
+		vals := make(map[string]string, len(e.Keys))
+		for _, k := range e.Keys {
+			vals[k] = e.Values[k].S
+		}
+		combos = append(combos, combo{vals: vals, src: e.Pos})
+	}
+	return combos
+}
+
+// fits reports whether entry e leaves the original axis values of vals as they are.
+func (x *expander) fits(e Entry, vals map[string]string) bool {
+	for _, k := range e.Keys {
+		if x.s.Matrix.axis(k) != nil && vals[k] != e.Values[k].S {
+			return false
+		}
+	}
+	return true
+}
+
+// cells groups combinations into cells (all cases together, or one per case)
+// and computes identity, resources and command lines.
+func (x *expander) cells(combos []combo) []Cell {
+	type group struct {
+		params map[string]string
+		cases  []string
+		src    Pos
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, c := range combos {
+		params := make(map[string]string, len(c.vals))
+		for k, v := range c.vals {
+			if k != AxisCase {
+				params[k] = v
+			}
+		}
+		caseID := c.vals[AxisCase]
+		key := canonical(params, nil)
+		if x.s.CaseGrouping == GroupSeparate {
+			key = canonical(params, []string{caseID})
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &group{params: params, src: c.src}
+			byKey[key] = g
+			groups = append(groups, g)
+		} else if indexOf(g.cases, caseID) >= 0 || x.s.CaseGrouping == GroupSeparate {
+			x.d.errAt(Value{Pos: c.src}, "duplicate cell %s (case %s): two combinations have the same parameters", describe(params), caseID)
+			continue
+		}
+		g.cases = append(g.cases, caseID)
+	}
+	cells := make([]Cell, 0, len(groups))
+	for _, g := range groups {
+		sort.Strings(g.cases)
+		cells = append(cells, x.cell(g.params, g.cases))
+	}
+	return cells
+}
+
+func describe(params map[string]string) string {
+	keys := sortedKeys(params)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + params[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// canonical is the identity text of a cell: JSON with sorted keys.
+func canonical(params map[string]string, cases []string) string {
+	b, _ := json.Marshal(struct {
+		Params map[string]string `json:"params"`
+		Cases  []string          `json:"cases"`
+	}{params, cases})
+	return string(b)
+}
+
+// CellID is the stable identity of a cell with these parameters and cases.
+func CellID(params map[string]string, cases []string) string {
+	sorted := append([]string(nil), cases...)
+	sort.Strings(sorted)
+	sum := sha256.Sum256([]byte(canonical(params, sorted)))
+	return hex.EncodeToString(sum[:6])
+}
+
+func (x *expander) cell(params map[string]string, cases []string) Cell {
+	s := x.s
+	t := s.Topologies[params[AxisTopology]]
+	g := s.Geometries[params[AxisGeometry]]
+	c := Cell{
+		ID:       CellID(params, cases),
+		Params:   params,
+		Cases:    cases,
+		Engine:   params[AxisEngine],
+		Topology: params[AxisTopology],
+		Geometry: params[AxisGeometry],
+	}
+	c.Name = cellName(s, params, cases)
+	if t == nil || g == nil {
+		return c // already reported by checkAxisValue
+	}
+	c.Kind = t.Kind
+	c.Resources = t.Resources
+	data := HarnessData{
+		CellID: c.ID, Name: c.Name, Engine: c.Engine, Topology: c.Topology,
+		Kind: t.Kind, Geometry: c.Geometry, Cases: strings.Join(cases, ","),
+		CaseList: cases, Params: params, CellDir: CellDirToken,
+	}
+	argv := make([]string, 0, len(s.Harness.Command)+len(t.Args)+2*len(g.Keys)+2)
+	argv = x.words(argv, s.Harness.Command, "harness.command", &data)
+	argv = x.words(argv, t.Args, "topologies."+t.Name+".args", &data)
+	for _, k := range g.Keys {
+		flag := k
+		if !strings.HasPrefix(flag, "-") {
+			flag = "--" + flag
+		}
+		argv = append(argv, flag)
+		if v := g.Flags[k]; v != "" {
+			argv = append(argv, v)
+		}
+	}
+	if t.Kind == "disagg-2p1d" {
+		argv = disaggGPUs(argv, t.Resources.GPUsPerNode)
+	}
+	if s.Harness.CasesFlag != "" {
+		argv = append(argv, s.Harness.CasesFlag, data.Cases)
+	}
+	c.Argv = argv
+	c.Workers = t.Workers
+	if len(t.Agent) > 0 {
+		c.AgentArgv = x.words(nil, t.Agent, "topologies."+t.Name+".agent", &data)
+	}
+	if len(t.Service) > 0 {
+		c.ServiceArgv = x.words(nil, t.Service, "topologies."+t.Name+".service", &data)
+	}
+	return c
+}
+
+// disaggGPUs maps the three 2P+1D workers (prefill 0, prefill 1, decode) to
+// GPUs unless the topology args already do: one GPU each on three GPUs;
+// on two, both prefill workers share GPU 0 at 0.35 memory utilisation,
+// which is also what a replacement prefill worker needs while the decode
+// worker keeps the dead one's KV mapped.
+func disaggGPUs(argv []string, gpus int) []string {
+	has := func(flag string) bool {
+		for _, a := range argv {
+			if a == flag || strings.HasPrefix(a, flag+"=") {
+				return true
+			}
+		}
+		return false
+	}
+	if has("--gpus") {
+		return argv
+	}
+	if gpus >= 3 {
+		return append(argv, "--gpus", "0,1,2")
+	}
+	argv = append(argv, "--gpus", "0,0,1")
+	if !has("--gpu-memory-utilization") {
+		argv = append(argv, "--gpu-memory-utilization", "0.35")
+	}
+	return argv
+}
+
+// words evaluates harness word templates; a word without actions is copied.
+func (x *expander) words(argv []string, words []Value, where string, data *HarnessData) []string {
+	var b strings.Builder
+	for i, w := range words {
+		if !strings.Contains(w.S, "{{") {
+			argv = append(argv, w.S)
+			continue
+		}
+		t := x.tmpl[w.Pos]
+		if t == nil {
+			t = template.Must(template.New("").Option("missingkey=error").Parse(w.S))
+			x.tmpl[w.Pos] = t
+		}
+		b.Reset()
+		if err := t.Execute(&b, data); err != nil {
+			if !x.failed[w.Pos] {
+				x.failed[w.Pos] = true
+				x.d.errAt(w, "%s[%d]: template %q in cell %s: %s", where, i, w.S, data.Name, templateErr(err))
+			}
+			continue
+		}
+		argv = append(argv, b.String())
+	}
+	return argv
+}
+
+// cellName is engine-topology-geometry, then the case when cases run
+// separately, then any other parameters as key-value, all lower case.
+func cellName(s *Spec, params map[string]string, cases []string) string {
+	parts := []string{params[AxisEngine], params[AxisTopology], params[AxisGeometry]}
+	if s.CaseGrouping == GroupSeparate && len(cases) == 1 {
+		parts = append(parts, cases[0])
+	}
+	for _, k := range sortedKeys(params) {
+		switch k {
+		case AxisEngine, AxisTopology, AxisGeometry:
+			continue
+		}
+		parts = append(parts, k+"-"+params[k])
+	}
+	return SanitizeName(strings.Join(parts, "-"))
+}
+
+// SanitizeName lower-cases s and replaces every character outside
+// [a-z0-9._-] with '-', so it is safe as a file or job name.
+func SanitizeName(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

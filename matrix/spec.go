@@ -1,0 +1,166 @@
+// Package matrix reads a sweep spec (YAML) and expands it into cells.
+//
+// A spec names the engines, topologies, hybrid geometry presets and test
+// cases to combine, the resources each topology needs, the container the
+// harness runs in and the harness command line. Expansion follows the
+// GitHub Actions matrix rules: the product of the axes, minus every
+// combination that an exclude entry matches partially, plus include entries
+// that either extend matching combinations or add complete new ones.
+//
+// Every error names the file, line and column, the offending value and what
+// was expected, for example:
+//
+//	sweep.yaml:12:5: matrix.engine: unknown value "tgi" (expected one of: vllm, sglang)
+//
+// The format is documented key by key in docs/spec.md.
+package matrix
+
+import "time"
+
+// Engines the harness supports.
+var Engines = []string{"vllm", "sglang"}
+
+// TopologyKinds selects the job template of a topology.
+var TopologyKinds = []string{"aggregated", "sidecar", "disagg-2p1d", "two-node"}
+
+// Runtimes are the container runtimes a job can run the harness in.
+var Runtimes = []string{"pyxis", "enroot", "apptainer", "docker", "none"}
+
+// Schedulers that can run a sweep.
+var Schedulers = []string{"slurm", "local"}
+
+// Case grouping modes: all cases of a cell in one job, or one job per case.
+const (
+	GroupTogether = "together"
+	GroupSeparate = "separate"
+)
+
+// Axis names with a meaning of their own; any other axis is a free parameter
+// handed to the harness templates as .Params.NAME.
+const (
+	AxisEngine   = "engine"
+	AxisTopology = "topology"
+	AxisGeometry = "geometry"
+	AxisCase     = "case"
+)
+
+// Spec is a decoded, validated sweep spec.
+type Spec struct {
+	File      string // path the spec was read from, for messages
+	Version   int
+	Name      string
+	Scheduler string
+	Cluster   Cluster
+	Container Container
+	Env       Env
+	Harness   Harness
+	// Topologies and Geometries keep file order in *Order for display;
+	// nothing that affects identity depends on that order.
+	Topologies    map[string]*Topology
+	TopologyOrder []string
+	Geometries    map[string]*Geometry
+	GeometryOrder []string
+	Matrix        Matrix
+	CaseGrouping  string
+}
+
+// Cluster holds the Slurm settings shared by every job of the sweep.
+type Cluster struct {
+	Partition   string
+	Account     string
+	QOS         string
+	Reservation string
+	Constraint  string
+	// Extra are additional sbatch options ("--exclusive"), one #SBATCH line each.
+	Extra []string
+}
+
+// Container says where the harness runs.
+type Container struct {
+	Runtime string
+	Image   string
+	Mounts  []string
+	Workdir string
+}
+
+// Env is the environment of the harness. Pass lists variable names whose
+// values come from the submitting environment at run time and are never
+// written anywhere; Set holds literal, non-secret values.
+type Env struct {
+	Pass    []string
+	Set     map[string]string
+	SetKeys []string // sorted
+}
+
+// Harness is the command the job runs. Each word is a text/template
+// evaluated against the cell (see HarnessData).
+type Harness struct {
+	Command   []Value
+	CasesFlag string
+}
+
+// Topology is a named deployment layout with its resources.
+type Topology struct {
+	Name      string
+	Kind      string
+	Resources Resources
+	// Args are harness words (templates) appended after the command.
+	Args []Value
+	// Agent is the command started on the second node of a two-node job
+	// (the node agent that spawns the remote worker).
+	Agent []Value
+	// Service is the kvcr_service command a sidecar job starts once per
+	// worker, each in its own container; Workers is how many (default 2).
+	Service []Value
+	Workers int
+}
+
+// Resources a job of this topology requests.
+type Resources struct {
+	Nodes       int
+	GPUsPerNode int
+	CPUsPerTask int
+	Mem         string
+	Time        time.Duration
+}
+
+// Geometry is a named bundle of harness flags pinned to a measured model
+// geometry. Flags are rendered as "--KEY VALUE" in key order.
+type Geometry struct {
+	Name  string
+	Flags map[string]string
+	Keys  []string // sorted
+}
+
+// Matrix is the grid: axes in file order, plus exclude and include entries.
+type Matrix struct {
+	Axes    []Axis
+	Exclude []Entry
+	Include []Entry
+}
+
+// Axis is one dimension of the grid.
+type Axis struct {
+	Name   string
+	Values []Value
+	Pos    Pos
+}
+
+// Value is a scalar from the spec with the place it was written.
+type Value struct {
+	S   string
+	Pos Pos
+}
+
+// Entry is one exclude or include object.
+type Entry struct {
+	Keys   []string // file order
+	Values map[string]Value
+	KeyPos map[string]Pos
+	Pos    Pos
+}
+
+// Pos is a place in the spec file.
+type Pos struct {
+	Line, Col int
+}

@@ -1,0 +1,187 @@
+// Package sweep defines the sweep directory, the unit of work of kvsweep.
+//
+// A sweep directory holds everything needed to submit, resume, collect and
+// report a sweep from any machine:
+//
+//	spec.yaml              frozen copy of the spec it was rendered from
+//	manifest.json          sweep id, jobs and cells (see Manifest)
+//	jobs/NAME.sbatch       one script per job (an array over a cell table, or one cell)
+//	jobs/NAME.cells        the cell table of an array job: line i is the cell of array index i
+//	cells/ID/cell.json     the cell's parameters
+//	cells/ID/argv          the harness command line, NUL-separated
+//	cells/ID/exit          exit marker written by the job (see ExitMarker)
+//	cells/ID/result.json   written by the harness
+//	logs/                  Slurm output before a job knows its cell
+//	state.jsonl            append-only submission journal
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion of manifest.json.
+const SchemaVersion = 1
+
+// File names inside a sweep directory.
+const (
+	ManifestFile = "manifest.json"
+	SpecFile     = "spec.yaml"
+	JournalFile  = "state.jsonl"
+	JobsDir      = "jobs"
+	CellsDir     = "cells"
+	LogsDir      = "logs"
+	ExitFile     = "exit"
+	ResultFile   = "result.json"
+	ArgvFile     = "argv"
+	AgentFile    = "agent-argv"
+	CellFile     = "cell.json"
+)
+
+// Manifest describes a rendered sweep. Cells and jobs are listed in the
+// order they were planned; a cell keeps its job and index for the life of
+// the sweep directory, so a re-render never moves a submitted cell.
+type Manifest struct {
+	SchemaVersion int    `json:"schema_version"`
+	SweepID       string `json:"sweep_id"`
+	Name          string `json:"name"`
+	Scheduler     string `json:"scheduler"`
+	Spec          string `json:"spec"`
+	Version       string `json:"kvsweep_version"`
+	Jobs          []Job  `json:"jobs"`
+	Cells         []Cell `json:"cells"`
+}
+
+// Job is one script: an array over a cell table, or a single cell.
+type Job struct {
+	Name     string    `json:"name"`
+	Script   string    `json:"script"`
+	Table    string    `json:"table,omitempty"` // empty for a single-cell job
+	Topology string    `json:"topology"`
+	Kind     string    `json:"kind"`
+	Count    int       `json:"count"` // number of cells
+	Res      Resources `json:"resources"`
+}
+
+// Resources requested by each task of a job.
+type Resources struct {
+	Nodes       int    `json:"nodes"`
+	GPUsPerNode int    `json:"gpus_per_node"`
+	CPUsPerTask int    `json:"cpus_per_task"`
+	Mem         string `json:"mem,omitempty"`
+	TimeLimit   string `json:"time_limit"` // Slurm format
+	TimeSeconds int64  `json:"time_seconds"`
+}
+
+// Cell is one cell of the sweep and where its job finds it.
+type Cell struct {
+	ID       string            `json:"id"`
+	Name     string            `json:"name"`
+	Params   map[string]string `json:"params"`
+	Cases    []string          `json:"cases"`
+	Engine   string            `json:"engine"`
+	Topology string            `json:"topology"`
+	Geometry string            `json:"geometry"`
+	Kind     string            `json:"kind"`
+	Job      string            `json:"job"`
+	Index    int               `json:"index"` // array index in Job's table; -1 for a single-cell job
+	Dir      string            `json:"dir"`
+	Argv     []string          `json:"argv"`
+}
+
+// JobByName returns the job with that name, or nil.
+func (m *Manifest) JobByName(name string) *Job {
+	for i := range m.Jobs {
+		if m.Jobs[i].Name == name {
+			return &m.Jobs[i]
+		}
+	}
+	return nil
+}
+
+// GPUHours is the GPU time the sweep requests at its time limits.
+func (m *Manifest) GPUHours() float64 {
+	var h float64
+	for _, c := range m.Cells {
+		if j := m.JobByName(c.Job); j != nil {
+			h += float64(j.Res.Nodes*j.Res.GPUsPerNode) * float64(j.Res.TimeSeconds) / 3600
+		}
+	}
+	return h
+}
+
+// ReadManifest loads DIR/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a sweep directory (no %s; create one with kvsweep render): %w", dir, ManifestFile, os.ErrNotExist)
+		}
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	if m.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d is not supported (expected %d)", filepath.Join(dir, ManifestFile), m.SchemaVersion, SchemaVersion)
+	}
+	return &m, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename,
+// so a reader sees the old or the new content, never a part.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ExitMarker is what a job writes to cells/ID/exit on every way out.
+type ExitMarker struct {
+	ExitCode    int       `json:"exit_code"`
+	Signal      string    `json:"signal,omitempty"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	JobID       string    `json:"job_id"`
+	ArrayJobID  string    `json:"array_job_id,omitempty"`
+	ArrayTaskID string    `json:"array_task_id,omitempty"`
+	Host        string    `json:"host"`
+}
+
+// ReadExitMarker reads a cell's exit marker; ok is false when there is none.
+func ReadExitMarker(sweepDir, cellID string) (m ExitMarker, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(sweepDir, CellsDir, cellID, ExitFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, false, fmt.Errorf("cell %s: exit marker: %w", cellID, err)
+	}
+	return m, true, nil
+}
