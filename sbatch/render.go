@@ -305,7 +305,7 @@ func writeCell(dir string, sc *sweep.Cell, c *matrix.Cell) error {
 // ServiceFile holds a sidecar cell's kvcr_service command line.
 const ServiceFile = "service-argv"
 
-// nulJoin encodes a command line for bash's mapfile -d ”. nil for none.
+// nulJoin encodes a command line for bash's NUL-delimited mapfile; nil for none.
 func nulJoin(argv []string) []byte {
 	if len(argv) == 0 {
 		return nil
