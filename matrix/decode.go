@@ -49,7 +49,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		f.set = func(n ast.Node, where string) { seen[f.name] = true; set(n, where) }
 		return f
 	}
-	var matrixNode ast.Node
+	var matrixNode, containerNode ast.Node
 	d.fields(root, "",
 		mark(field{"version", func(n ast.Node, w string) {
 			if s.Version = d.integer(n, w); s.Version != 1 && len(d.errs) == 0 {
@@ -62,7 +62,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 			s.CaseGrouping = d.oneOf(n, w, []string{GroupTogether, GroupSeparate})
 		}}),
 		mark(field{"cluster", func(n ast.Node, w string) { d.cluster(n, w, &s.Cluster) }}),
-		mark(field{"container", func(n ast.Node, w string) { d.container(n, w, &s.Container) }}),
+		mark(field{"container", func(n ast.Node, w string) { containerNode = n; d.container(n, w, &s.Container) }}),
 		mark(field{"env", func(n ast.Node, w string) { d.env(n, w, &s.Env) }}),
 		mark(field{"harness", func(n ast.Node, w string) { d.harness(n, w, &s.Harness) }}),
 		mark(field{"topologies", func(n ast.Node, w string) { d.topologies(n, w, s) }}),
@@ -77,8 +77,8 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if matrixNode != nil {
 		d.matrix(matrixNode, "matrix", s)
 	}
-	if s.Container.Runtime != "none" && s.Container.Image == "" && seen["container"] {
-		d.errorf(root, "container.image: required for runtime %q", s.Container.Runtime)
+	if indexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
+		d.errorf(containerNode, "container.image: required for runtime %q", s.Container.Runtime)
 	}
 	if len(d.errs) > 0 {
 		return nil, d.errs

@@ -83,6 +83,16 @@ func (d *decoder) errorf(n ast.Node, format string, args ...any) {
 }
 
 func pos(n ast.Node) Pos {
+	switch t := n.(type) {
+	case *ast.MappingNode:
+		// goccy positions a block mapping at its first ':'; users look
+		// for its first key.
+		if len(t.Values) > 0 && !t.IsFlowStyle {
+			return pos(t.Values[0].Key)
+		}
+	case *ast.MappingValueNode:
+		return pos(t.Key)
+	}
 	if n == nil || n.GetToken() == nil {
 		return Pos{1, 1}
 	}
@@ -269,11 +279,19 @@ func (d *decoder) fields(n ast.Node, where string, fs ...field) {
 	for _, e := range d.mapping(n, where) {
 		i := indexOf(names, e.Key)
 		if i < 0 {
-			d.errorf(e.KeyN, "%s: unknown key %q (expected one of: %s)", where, e.Key, strings.Join(names, ", "))
+			d.errorf(e.KeyN, "%sunknown key %q (expected one of: %s)", prefix(where), e.Key, strings.Join(names, ", "))
 			continue
 		}
 		fs[i].set(e.Value, join(where, e.Key))
 	}
+}
+
+// prefix is "WHERE: ", or nothing at the top level.
+func prefix(where string) string {
+	if where == "" {
+		return ""
+	}
+	return where + ": "
 }
 
 func join(where, key string) string {

@@ -1,0 +1,114 @@
+package matrix
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// edit returns the minimal spec with old replaced by new (old must occur once).
+func edit(t *testing.T, old, new string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if strings.Count(s, old) != 1 {
+		t.Fatalf("edit: %q occurs %d times in minimal.yaml", old, strings.Count(s, old))
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+func TestMinimalSpecIsValid(t *testing.T) {
+	s, err := Parse("sweep.yaml", []byte(edit(t, "version: 1", "version: 1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 {
+		t.Fatalf("got %d cells, want 2", len(cells))
+	}
+}
+
+// Each malformed spec gets exactly one positioned message.
+func TestMalformedSpecs(t *testing.T) {
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{"unknown top-level key", "name: mini", "name: mini\ntopologis: {}",
+			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, container, env, harness, topologies, geometries, matrix)`},
+		{"unknown nested key", "{gpus_per_node: 2, time: 30m}", "{gpus: 2, time: 30m}",
+			`sweep.yaml:7:17: topologies.aggregated.resources: unknown key "gpus" (expected one of: nodes, gpus_per_node, cpus_per_task, mem, time)`},
+		{"wrong type", "gpus_per_node: 2", "gpus_per_node: two",
+			`sweep.yaml:7:32: topologies.aggregated.resources.gpus_per_node: "two" is not an integer`},
+		{"list where mapping expected", "    flags: {model: m}", "    flags: [model, m]",
+			`sweep.yaml:10:12: geometries.g4b.flags: expected a mapping, got a list`},
+		{"unknown engine", "engine: [vllm, sglang]", "engine: [vllm, tgi]",
+			`sweep.yaml:12:18: matrix.engine: unknown value "tgi" (expected one of: vllm, sglang)`},
+		{"unknown topology", "topology: [aggregated]", "topology: [aggregated, disagg]",
+			`sweep.yaml:13:26: matrix.topology: unknown topology "disagg" (defined: aggregated)`},
+		{"empty axis", "geometry: [g4b]", "geometry: []",
+			`sweep.yaml:14:13: matrix.geometry: empty axis (expected at least one value)`},
+		{"duplicate axis value", "case: [TC-01, TC-02]", "case: [TC-01, TC-01]",
+			`sweep.yaml:15:17: matrix.case: duplicate value "TC-01"`},
+		{"missing axis", "  case: [TC-01, TC-02]\n", "",
+			`sweep.yaml:12:3: matrix: missing required axis "case"`},
+		{"exclude matching nothing", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  exclude:\n    - {engine: sglang, case: TC-04}",
+			`sweep.yaml:17:7: matrix.exclude[0]: {engine: sglang, case: TC-04} matches no combination of the matrix`},
+		{"exclude with unknown axis", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  exclude:\n    - {enigne: sglang}",
+			`sweep.yaml:17:8: matrix.exclude[0]: unknown axis "enigne" (axes: engine, topology, geometry, case)`},
+		{"incomplete include matching nothing", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  include:\n    - {engine: vllm, case: TC-09, extra: x}",
+			`sweep.yaml:17:7: matrix.include[0]: {engine: vllm, case: TC-09, extra: x} matches no combination, and as a new combination it lacks topology, geometry`},
+		{"duplicate cell", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  include:\n    - {engine: vllm, topology: aggregated, geometry: g4b, case: TC-03, repeat: '1'}\n    - {engine: vllm, topology: aggregated, geometry: g4b, case: TC-03, repeat: '1'}",
+			`sweep.yaml:18:7: duplicate cell {engine=vllm, geometry=g4b, repeat=1, topology=aggregated} (case TC-03): two combinations have the same parameters`},
+		{"missing harness command", "  command: [harness, --engine, \"{{.Engine}}\"]", "  cases_flag: --cases",
+			`sweep.yaml:4:3: harness: missing required key "command"`},
+		{"empty harness command", `command: [harness, --engine, "{{.Engine}}"]`, "command: []",
+			`sweep.yaml:4:12: harness.command: empty (expected the harness argv, for example [python3, -m, tests.e2e.phase1])`},
+		{"bad duration", "time: 30m", "time: 30 minutes",
+			`sweep.yaml:7:41: topologies.aggregated.resources.time: bad duration "30 minutes" (expected a duration like 90m or 1h30m, or Slurm's [D-]HH:MM:SS)`},
+		{"negative gpus", "gpus_per_node: 2", "gpus_per_node: -1",
+			`sweep.yaml:7:32: topologies.aggregated.resources.gpus_per_node: -1 is out of range (expected an integer >= 0)`},
+		{"yaml syntax error", "engine: [vllm, sglang]", "engine: [vllm, sglang",
+			`sweep.yaml:13:3: yaml: ',' or ']' must be specified`},
+		{"duplicate key", "name: mini", "name: mini\nname: other",
+			`sweep.yaml:3:1: yaml: mapping key "name" already defined at [2:1]`},
+		{"bad template", `"{{.Engine}}"`, `"{{.Engine"`,
+			`sweep.yaml:4:32: harness.command[2]: bad template "{{.Engine": unclosed action`},
+		{"template with unknown field", `"{{.Engine}}"`, `"{{.Engin}}"`,
+			`sweep.yaml:4:32: harness.command[2]: template "{{.Engin}}" in cell vllm-aggregated-g4b: <.Engin>: can't evaluate field Engin in type *matrix.HarnessData`},
+		{"secret in env.set", "name: mini", "name: mini\nenv:\n  set: {HF_TOKEN: hf_abc}",
+			`sweep.yaml:4:9: env.set: "HF_TOKEN" looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written`},
+		{"unknown runtime", "name: mini", "name: mini\ncontainer: {runtime: podman}",
+			`sweep.yaml:3:22: container.runtime: unknown value "podman" (expected one of: pyxis, enroot, apptainer, docker, none)`},
+		{"image missing for a runtime", "name: mini", "name: mini\ncontainer: {runtime: pyxis}",
+			`sweep.yaml:3:12: container.image: required for runtime "pyxis"`},
+		{"two-node with one node", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    kind: two-node\n    resources: {gpus_per_node: 2, time: 30m}\n    agent: [agent]",
+			`sweep.yaml:6:3: topologies.aggregated: kind two-node needs resources.nodes: 2, got 1`},
+		{"sbatch option not an option", "name: mini", "name: mini\ncluster: {sbatch: [exclusive]}",
+			`sweep.yaml:3:20: cluster.sbatch[0]: "exclusive" is not a long sbatch option (expected --NAME or --NAME=VALUE)`},
+		{"unsupported version", "version: 1", "version: 2",
+			`sweep.yaml:1:10: version: unsupported version 2 (expected 1)`},
+		{"missing name", "name: mini\n", "",
+			`sweep.yaml:1:1: missing required key "name"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := edit(t, tc.old, tc.new)
+			s, err := Parse("sweep.yaml", []byte(src))
+			if err == nil {
+				_, err = Expand(s)
+			}
+			if err == nil {
+				t.Fatalf("no error for:\n%s", src)
+			}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("error:\n got: %s\nwant: %s\nspec:\n%s", got, tc.want, src)
+			}
+		})
+	}
+}

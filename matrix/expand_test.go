@@ -1,0 +1,165 @@
+package matrix
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mustExpand(t *testing.T, src string) []Cell {
+	t.Helper()
+	s, err := Parse("sweep.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}
+
+func names(cells []Cell) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = c.Name + ":" + strings.Join(c.Cases, ",")
+	}
+	return out
+}
+
+func TestPhase1Grid(t *testing.T) {
+	src, err := os.ReadFile("../examples/phase1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := mustExpand(t, string(src))
+	want := []string{
+		"vllm-aggregated-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"vllm-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"vllm-disagg-2p1d-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"vllm-disagg-2p1d-shared-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"vllm-two-node-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"sglang-aggregated-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
+		"sglang-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
+		"sglang-two-node-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
+	}
+	if got := names(cells); !reflect.DeepEqual(got, want) {
+		t.Errorf("cells:\n got %q\nwant %q", got, want)
+	}
+	// The shared-GPU 2P+1D layout carries its GPU map; the 3-GPU one gets
+	// one GPU per worker.
+	for _, c := range cells {
+		argv := strings.Join(c.Argv, " ")
+		switch c.Topology {
+		case "disagg-2p1d-shared":
+			if !strings.Contains(argv, "--gpus 0,0,1 --gpu-memory-utilization 0.35") {
+				t.Errorf("%s: argv %q lacks the shared GPU map", c.Name, argv)
+			}
+		case "disagg-2p1d":
+			if !strings.Contains(argv, "--gpus 0,1,2") {
+				t.Errorf("%s: argv %q lacks the 3-GPU map", c.Name, argv)
+			}
+		}
+	}
+	want0 := []string{"python3", "-m", "tests.e2e.phase1", "--engine", "vllm", "--results-dir", "@CELL_DIR@",
+		"--hybrid-attention-layers", "8", "--hybrid-linear-layers", "24", "--kv-block-size", "16",
+		"--max-model-len", "32768", "--model", "Qwen/Qwen3.5-4B", "--cases", "TC-01,TC-02,TC-03,TC-04,TC-05,TC-06"}
+	if !reflect.DeepEqual(cells[0].Argv, want0) {
+		t.Errorf("argv:\n got %q\nwant %q", cells[0].Argv, want0)
+	}
+}
+
+// GitHub Actions semantics: an include adds keys to the combinations it
+// does not contradict; one that fits none is a new combination, which may
+// bring back an excluded one.
+func TestIncludeExclude(t *testing.T) {
+	src := edit(t, "case: [TC-01, TC-02]", `case: [TC-01, TC-02]
+  exclude:
+    - {engine: sglang, case: TC-02}
+  include:
+    - {engine: vllm, arm: stream}
+    - {engine: sglang, topology: aggregated, geometry: g4b, case: TC-02, note: back}`)
+	cells := mustExpand(t, strings.Replace(src, "name: mini", "name: mini\ncase_grouping: separate", 1))
+	want := []string{
+		"vllm-aggregated-g4b-tc-01-arm-stream:TC-01",
+		"vllm-aggregated-g4b-tc-02-arm-stream:TC-02",
+		"sglang-aggregated-g4b-tc-01:TC-01",
+		"sglang-aggregated-g4b-tc-02-note-back:TC-02",
+	}
+	if got := names(cells); !reflect.DeepEqual(got, want) {
+		t.Errorf("cells:\n got %q\nwant %q", got, want)
+	}
+	if cells[0].Params["arm"] != "stream" {
+		t.Errorf("include did not add arm: %v", cells[0].Params)
+	}
+}
+
+// Reordering keys, axes and axis values does not change cell ids.
+func TestIDsIgnoreOrder(t *testing.T) {
+	a := mustExpand(t, edit(t, "version: 1", "version: 1"))
+	reordered := `matrix:
+  case: [TC-02, TC-01]
+  geometry: [g4b]
+  engine: [sglang, vllm]
+  topology: [aggregated]
+geometries:
+  g4b:
+    flags: {model: m}
+topologies:
+  aggregated:
+    resources: {time: 30m, gpus_per_node: 2}
+harness:
+  command: [harness, --engine, "{{.Engine}}"]
+name: mini
+version: 1
+`
+	b := mustExpand(t, reordered)
+	ids := func(cs []Cell) map[string]string {
+		m := map[string]string{}
+		for _, c := range cs {
+			m[c.Name] = c.ID
+		}
+		return m
+	}
+	if !reflect.DeepEqual(ids(a), ids(b)) {
+		t.Errorf("ids changed with order:\n%v\n%v", ids(a), ids(b))
+	}
+	if a[0].ID == a[1].ID || len(a[0].ID) != 12 {
+		t.Errorf("ids not distinct 12-hex: %q %q", a[0].ID, a[1].ID)
+	}
+}
+
+func TestAnchorsAndMergeKeys(t *testing.T) {
+	cells := mustExpand(t, edit(t, `  aggregated:
+    resources: {gpus_per_node: 2, time: 30m}`, `  aggregated:
+    resources: &res {gpus_per_node: 2, time: 30m, mem: 8G}
+  sidecar:
+    resources:
+      <<: *res
+      time: 1h`))
+	if len(cells) != 2 || cells[0].Resources.Mem != "8G" {
+		t.Fatalf("cells %+v", cells)
+	}
+}
+
+func TestSlurmTime(t *testing.T) {
+	for in, want := range map[string]string{
+		"90m": "01:30:00", "1h30m": "01:30:00", "45": "00:45:00", "10:30": "00:10:30",
+		"02:00:00": "02:00:00", "2-00:00:00": "2-00:00:00", "1-12": "1-12:00:00", "36h": "1-12:00:00",
+	} {
+		d, err := ParseDuration(in)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := SlurmTime(d); got != want {
+			t.Errorf("%s: got %s want %s", in, got, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-5m", "1:60", "x", "1:2:3:4", "a-01"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package sbatch
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func load(t testing.TB, path string, src []byte) (*matrix.Spec, []matrix.Cell) {
+	t.Helper()
+	s, err := matrix.Parse(path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := matrix.Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cells
+}
+
+func renderSpec(t testing.TB, path string, src []byte, opts Options) (string, *sweep.Manifest) {
+	t.Helper()
+	s, cells := load(t, path, src)
+	dir := t.TempDir()
+	m, err := Render(s, src, cells, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./sbatch -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendered output (run go test ./sbatch -update and review the diff):\n%s", path, got)
+	}
+}
+
+// The job script of every topology kind for every container runtime.
+func TestGoldenScripts(t *testing.T) {
+	base, err := os.ReadFile("testdata/all-topologies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range matrix.Runtimes {
+		t.Run(rt, func(t *testing.T) {
+			src := bytes.Replace(base, []byte("runtime: RUNTIME"), []byte("runtime: "+rt), 1)
+			dir, m := renderSpec(t, "all-topologies.yaml", src, Options{SweepID: "golden-" + rt})
+			if len(m.Jobs) != 4 {
+				t.Fatalf("got %d jobs, want one per topology", len(m.Jobs))
+			}
+			for _, j := range m.Jobs {
+				got, err := os.ReadFile(filepath.Join(dir, j.Script))
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, filepath.Join("testdata", "golden", rt, j.Name+".sbatch"), got)
+				shellcheck(t, filepath.Join(dir, j.Script))
+			}
+		})
+	}
+	t.Run("no-array", func(t *testing.T) {
+		src := bytes.Replace(base, []byte("runtime: RUNTIME"), []byte("runtime: pyxis"), 1)
+		dir, m := renderSpec(t, "all-topologies.yaml", src, Options{SweepID: "golden-single", NoArray: true})
+		j := m.Jobs[0]
+		if j.Table != "" || m.Cells[0].Index != -1 {
+			t.Fatalf("no-array job has a table: %+v", j)
+		}
+		got, _ := os.ReadFile(filepath.Join(dir, j.Script))
+		golden(t, filepath.Join("testdata", "golden", "no-array.sbatch"), got)
+		shellcheck(t, filepath.Join(dir, j.Script))
+	})
+}
+
+// Every script of the shipped Phase 1 spec passes bash -n and shellcheck.
+func TestPhase1ScriptsLint(t *testing.T) {
+	src, err := os.ReadFile("../examples/phase1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, m := renderSpec(t, "phase1.yaml", src, Options{})
+	for _, j := range m.Jobs {
+		shellcheck(t, filepath.Join(dir, j.Script))
+	}
+}
+
+// shellcheck fails the test on any finding at default severity, and when
+// shellcheck is missing (the test command installs it).
+func shellcheck(t *testing.T, path string) {
+	t.Helper()
+	if out, err := exec.Command("bash", "-n", path).CombinedOutput(); err != nil {
+		t.Errorf("bash -n %s: %v\n%s", path, err, out)
+	}
+	bin, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Fatalf("shellcheck is not installed (run scripts/test-env.sh install): %v", err)
+	}
+	if out, err := exec.Command(bin, path).CombinedOutput(); err != nil {
+		t.Errorf("shellcheck %s: %v\n%s", path, err, out)
+	}
+}
+
+func TestPlanGolden(t *testing.T) {
+	src, err := os.ReadFile("../examples/phase1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, cells := load(t, "phase1.yaml", src)
+	m, err := Plan(s, cells, Options{SweepID: "plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"table", "markdown", "json"} {
+		var b bytes.Buffer
+		if err := WritePlan(&b, m, f); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, filepath.Join("testdata", "plan."+f), b.Bytes())
+	}
+}
+
+func TestSplitAtMaxArraySize(t *testing.T) {
+	src, _ := os.ReadFile("testdata/all-topologies.yaml")
+	src = bytes.Replace(src, []byte("runtime: RUNTIME"), []byte("runtime: none"), 1)
+	src = bytes.Replace(src, []byte("case: [TC-01, TC-02]"), []byte("case: [TC-01, TC-02]\n  repeat: [a, b, c, d, e]"), 1)
+	dir, m := renderSpec(t, "s.yaml", src, Options{SweepID: "split", MaxArraySize: 2})
+	// 5 cells per topology at 2 per array: 3 arrays per topology.
+	if len(m.Jobs) != 12 {
+		t.Fatalf("got %d jobs, want 12", len(m.Jobs))
+	}
+	tab, _ := os.ReadFile(filepath.Join(dir, "jobs", "aggregated.2.cells"))
+	if n := strings.Count(string(tab), "\n"); n != 1 {
+		t.Errorf("last chunk has %d cells, want 1", n)
+	}
+}
+
+// Re-rendering keeps the sweep id and each cell's place; new cells become
+// new jobs; dropping cells is refused.
+func TestRerenderKeepsPlaces(t *testing.T) {
+	src, _ := os.ReadFile("testdata/all-topologies.yaml")
+	src = bytes.Replace(src, []byte("runtime: RUNTIME"), []byte("runtime: none"), 1)
+	s, cells := load(t, "s.yaml", src)
+	dir := t.TempDir()
+	m1, err := Render(s, src, cells, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wider := bytes.Replace(src, []byte("engine: [vllm]"), []byte("engine: [vllm, sglang]"), 1)
+	s2, cells2 := load(t, "s.yaml", wider)
+	m2, err := Render(s2, wider, cells2, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.SweepID != m1.SweepID {
+		t.Errorf("sweep id changed: %s -> %s", m1.SweepID, m2.SweepID)
+	}
+	places := map[string]string{}
+	for _, c := range m2.Cells {
+		places[c.ID] = c.Job + "#" + string(rune('0'+c.Index))
+	}
+	for _, c := range m1.Cells {
+		if got := places[c.ID]; got != c.Job+"#"+string(rune('0'+c.Index)) {
+			t.Errorf("cell %s moved from %s#%d to %s", c.Name, c.Job, c.Index, got)
+		}
+	}
+	if len(m2.Jobs) != 8 {
+		t.Errorf("got %d jobs, want 4 old + 4 new", len(m2.Jobs))
+	}
+	if _, err := Render(s, src, cells, dir, Options{}); err == nil || !strings.Contains(err.Error(), "no longer has 4 cell(s)") {
+		t.Errorf("dropping cells: got %v", err)
+	}
+}
