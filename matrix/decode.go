@@ -140,6 +140,10 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 		field{"mounts", func(n ast.Node, w string) {
 			for i, it := range d.list(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
+				if _, ok := d.resolve(it).(*ast.StringNode); !ok {
+					d.errorf(it, "%s: expected a mount SRC:DST[:FLAGS] as a string, got %s (quote it in a flow list)", wi, kindName(d.resolve(it)))
+					continue
+				}
 				v := d.line(it, wi)
 				parts := strings.Split(v, ":")
 				if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || strings.Contains(v, ",") {

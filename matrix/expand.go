@@ -81,11 +81,19 @@ type expander struct {
 	failed map[Pos]bool
 }
 
+// MaxCombinations bounds the product of the axes, so a mistyped spec
+// fails fast instead of planning millions of jobs.
+const MaxCombinations = 1_000_000
+
 func (x *expander) product() []combo {
 	axes := x.s.Matrix.Axes
 	n := 1
 	for _, a := range axes {
 		n *= len(a.Values)
+		if n > MaxCombinations {
+			x.d.errAt(Value{Pos: axes[0].Pos}, "matrix: more than %d combinations (the product of the axes); split the sweep", MaxCombinations)
+			return nil
+		}
 	}
 	if n == 0 {
 		return nil

@@ -4,7 +4,7 @@
 // Cells of one topology share a resource shape and go into one job-array
 // script; the array index selects the cell from the job's cell table
 // (jobs/NAME.cells). Arrays are split at the maximum array size. Each cell's
-// harness command line is written NUL-separated to cells/ID/argv and read by
+// harness command line is written NUL-separated to jobs/NAME.args and read by
 // the job with mapfile, so no spec value is ever parsed by a shell; the few
 // values that appear in the script text (image, mounts, environment values)
 // pass through the shq quoting function.
@@ -22,7 +22,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/kvsweep/kvsweep/matrix"
@@ -76,23 +75,30 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 	if err := os.WriteFile(filepath.Join(dir, sweep.SpecFile), specSrc, 0o644); err != nil {
 		return nil, err
 	}
-	if err := writeCells(dir, m, cells); err != nil {
-		return nil, err
-	}
 	byID := make(map[string]*matrix.Cell, len(cells))
 	for i := range cells {
 		byID[cells[i].ID] = &cells[i]
 	}
+	byJob := make(map[string][]*matrix.Cell, len(m.Jobs))
+	for _, c := range m.Cells {
+		j := m.JobByName(c.Job)
+		if byJob[c.Job] == nil {
+			byJob[c.Job] = make([]*matrix.Cell, j.Count)
+		}
+		byJob[c.Job][c.Index] = byID[c.ID]
+	}
 	for _, j := range m.Jobs {
-		script, err := RenderScript(tmpl, spec, m, j, byID)
+		script, err := RenderScript(tmpl, spec, m, j)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", j.Script, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, j.Script), script, 0o755); err != nil {
-			return nil, err
-		}
-		if j.Table != "" {
-			if err := os.WriteFile(filepath.Join(dir, j.Table), cellTable(m, j.Name), 0o644); err != nil {
+		tab, args := cellTable(byJob[j.Name])
+		for _, f := range []struct {
+			path string
+			data []byte
+			perm os.FileMode
+		}{{j.Script, script, 0o755}, {j.Table, tab, 0o644}, {j.Args, args, 0o644}} {
+			if err := os.WriteFile(filepath.Join(dir, f.path), f.data, f.perm); err != nil {
 				return nil, err
 			}
 		}
@@ -183,9 +189,9 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 				TimeSeconds: int64(c.Resources.Time.Seconds()),
 			},
 		}
-		if array {
-			j.Table = sweep.JobsDir + "/" + name + ".cells"
-		}
+		j.Array = array
+		j.Table = sweep.JobsDir + "/" + name + ".cells"
+		j.Args = sweep.JobsDir + "/" + name + ".args"
 		m.Jobs = append(m.Jobs, j)
 		return &m.Jobs[len(m.Jobs)-1]
 	}
@@ -206,7 +212,7 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 		if opts.NoArray {
 			j := newJob(c, false)
 			j.Count = 1
-			sc.Job, sc.Index = j.Name, -1
+			sc.Job, sc.Index = j.Name, 0
 			m.Cells = append(m.Cells, sc)
 			continue
 		}
@@ -232,78 +238,25 @@ func NewSweepID(name string) string {
 	return name + "-" + hex.EncodeToString(b[:])
 }
 
-// cellTable is the cell table of an array job: the cell id of index i on line i+1.
-func cellTable(m *sweep.Manifest, job string) []byte {
-	j := m.JobByName(job)
-	ids := make([]string, j.Count)
-	for _, c := range m.Cells {
-		if c.Job == job && c.Index >= 0 && c.Index < len(ids) {
-			ids[c.Index] = c.ID
+// cellTable returns a job's cell table and the command-line blob it points
+// into. Line i+1 of the table is "ID ARGV AGENT SERVICE" for index i; each
+// command line is OFFSET:LENGTH of its NUL-separated words in the blob, or
+// "-" when the cell has none.
+func cellTable(cells []*matrix.Cell) (tab, args []byte) {
+	var t, a bytes.Buffer
+	ref := func(argv []string) string {
+		if len(argv) == 0 {
+			return "-"
 		}
+		off := a.Len()
+		a.Write(nulJoin(argv))
+		return strconv.Itoa(off) + ":" + strconv.Itoa(a.Len()-off)
 	}
-	return []byte(strings.Join(ids, "\n") + "\n")
+	for _, c := range cells {
+		fmt.Fprintf(&t, "%s %s %s %s\n", c.ID, ref(c.Argv), ref(c.AgentArgv), ref(c.ServiceArgv))
+	}
+	return t.Bytes(), a.Bytes()
 }
-
-// writeCells writes each cell's directory: cell.json and its command lines.
-// The files are independent, so they are written by a few goroutines.
-func writeCells(dir string, m *sweep.Manifest, cells []matrix.Cell) error {
-	const workers = 4
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := writeCell(dir, &m.Cells[i], &cells[i]); err != nil {
-					errOnce.Do(func() { firstErr = err })
-				}
-			}
-		}()
-	}
-	for i := range cells {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return firstErr
-}
-
-func writeCell(dir string, sc *sweep.Cell, c *matrix.Cell) error {
-	cd := filepath.Join(dir, sc.Dir)
-	if err := os.MkdirAll(cd, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(sc, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{sweep.CellFile, append(b, '\n')},
-		{sweep.ArgvFile, nulJoin(c.Argv)},
-		{sweep.AgentFile, nulJoin(c.AgentArgv)},
-		{ServiceFile, nulJoin(c.ServiceArgv)},
-	}
-	for _, f := range files {
-		if f.data == nil {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(cd, f.name), f.data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ServiceFile holds a sidecar cell's kvcr_service command line.
-const ServiceFile = "service-argv"
 
 // nulJoin encodes a command line for bash's NUL-delimited mapfile; nil for none.
 func nulJoin(argv []string) []byte {
@@ -324,8 +277,6 @@ type ScriptData struct {
 	JobName   string // the Slurm job name: sweep id and job, sanitized
 	Comment   string // the Slurm comment: JobTag
 	Job       sweep.Job
-	Array     bool
-	CellID    string // for a single-cell job
 	Cluster   matrix.Cluster
 	Container matrix.Container
 	EnvPass   []string
@@ -338,13 +289,12 @@ type ScriptData struct {
 type EnvVar struct{ Name, Value string }
 
 // RenderScript executes the job template for one job.
-func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j sweep.Job, cells map[string]*matrix.Cell) ([]byte, error) {
+func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {
 	d := ScriptData{
 		SweepID:   m.SweepID,
 		JobName:   JobName(m.SweepID, j.Name),
 		Comment:   JobTag(m.SweepID, j.Name),
 		Job:       j,
-		Array:     j.Table != "",
 		Cluster:   spec.Cluster,
 		Container: spec.Container,
 		EnvPass:   spec.Env.Pass,
@@ -357,14 +307,6 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	}
 	if t := spec.Topologies[j.Topology]; t != nil {
 		d.Workers = t.Workers
-	}
-	if !d.Array {
-		for _, c := range m.Cells {
-			if c.Job == j.Name {
-				d.CellID = c.ID
-				break
-			}
-		}
 	}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, templates.JobTemplate, d); err != nil {

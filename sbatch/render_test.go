@@ -86,7 +86,7 @@ func TestGoldenScripts(t *testing.T) {
 		src := bytes.Replace(base, []byte("runtime: RUNTIME"), []byte("runtime: pyxis"), 1)
 		dir, m := renderSpec(t, "all-topologies.yaml", src, Options{SweepID: "golden-single", NoArray: true})
 		j := m.Jobs[0]
-		if j.Table != "" || m.Cells[0].Index != -1 {
+		if j.Array || m.Cells[0].Index != 0 {
 			t.Fatalf("no-array job has a table: %+v", j)
 		}
 		got, _ := os.ReadFile(filepath.Join(dir, j.Script))

@@ -5,14 +5,19 @@
 //
 //	spec.yaml              frozen copy of the spec it was rendered from
 //	manifest.json          sweep id, jobs and cells (see Manifest)
-//	jobs/NAME.sbatch       one script per job (an array over a cell table, or one cell)
-//	jobs/NAME.cells        the cell table of an array job: line i is the cell of array index i
-//	cells/ID/cell.json     the cell's parameters
-//	cells/ID/argv          the harness command line, NUL-separated
-//	cells/ID/exit          exit marker written by the job (see ExitMarker)
+//	jobs/NAME.sbatch       one script per job: an array over its cell table, or one cell
+//	jobs/NAME.cells        the cell table: line i+1 is "ID ARGV AGENT SERVICE" for index i,
+//	                       each command line an OFFSET:LENGTH into jobs/NAME.args, or "-"
+//	jobs/NAME.args         the command lines of the job's cells, NUL-separated words
+//	cells/ID/              created by the job when it runs:
+//	cells/ID/slurm-*.out   the job's output
+//	cells/ID/exit          exit marker, written on every way out (see ExitMarker)
 //	cells/ID/result.json   written by the harness
-//	logs/                  Slurm output before a job knows its cell
+//	logs/                  Slurm's own output file of each job (before it knows its cell)
 //	state.jsonl            append-only submission journal
+//
+// Rendering writes a handful of files per job, never per cell: on shared
+// cluster file systems creating many small files is the slow part.
 package sweep
 
 import (
@@ -37,9 +42,6 @@ const (
 	LogsDir      = "logs"
 	ExitFile     = "exit"
 	ResultFile   = "result.json"
-	ArgvFile     = "argv"
-	AgentFile    = "agent-argv"
-	CellFile     = "cell.json"
 )
 
 // Manifest describes a rendered sweep. Cells and jobs are listed in the
@@ -56,11 +58,13 @@ type Manifest struct {
 	Cells         []Cell `json:"cells"`
 }
 
-// Job is one script: an array over a cell table, or a single cell.
+// Job is one script with its cell table: an array job, or a single cell.
 type Job struct {
 	Name     string    `json:"name"`
 	Script   string    `json:"script"`
-	Table    string    `json:"table,omitempty"` // empty for a single-cell job
+	Table    string    `json:"table"`
+	Args     string    `json:"args"`
+	Array    bool      `json:"array"`
 	Topology string    `json:"topology"`
 	Kind     string    `json:"kind"`
 	Count    int       `json:"count"` // number of cells
@@ -88,7 +92,7 @@ type Cell struct {
 	Geometry string            `json:"geometry"`
 	Kind     string            `json:"kind"`
 	Job      string            `json:"job"`
-	Index    int               `json:"index"` // array index in Job's table; -1 for a single-cell job
+	Index    int               `json:"index"` // line of Job's cell table (0-based), the array index
 	Dir      string            `json:"dir"`
 	Argv     []string          `json:"argv"`
 }
