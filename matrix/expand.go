@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/template"
@@ -52,6 +53,7 @@ type HarnessData struct {
 	CaseList []string // the same, as a list
 	Params   map[string]string
 	CellDir  string // CellDirToken
+	SpecDir  string // absolute directory of the spec file, at render time
 }
 
 // combo is one combination during expansion, with where it came from.
@@ -64,6 +66,9 @@ type combo struct {
 // like decoding errors.
 func Expand(s *Spec) ([]Cell, error) {
 	x := &expander{s: s, d: &decoder{file: s.File}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}}
+	if dir, err := filepath.Abs(filepath.Dir(s.File)); err == nil {
+		x.specDir = dir
+	}
 	combos := x.product()
 	combos = x.exclude(combos)
 	combos = x.include(combos)
@@ -75,10 +80,11 @@ func Expand(s *Spec) ([]Cell, error) {
 }
 
 type expander struct {
-	s      *Spec
-	d      *decoder
-	tmpl   map[Pos]*template.Template
-	failed map[Pos]bool
+	s       *Spec
+	specDir string
+	d       *decoder
+	tmpl    map[Pos]*template.Template
+	failed  map[Pos]bool
 }
 
 // MaxCombinations bounds the product of the axes, so a mistyped spec
@@ -326,7 +332,7 @@ func (x *expander) cell(params map[string]string, cases []string) Cell {
 	data := HarnessData{
 		CellID: c.ID, Name: c.Name, Engine: c.Engine, Topology: c.Topology,
 		Kind: t.Kind, Geometry: c.Geometry, Cases: strings.Join(cases, ","),
-		CaseList: cases, Params: params, CellDir: CellDirToken,
+		CaseList: cases, Params: params, CellDir: CellDirToken, SpecDir: x.specDir,
 	}
 	argv := make([]string, 0, len(s.Harness.Command)+len(t.Args)+2*len(g.Keys)+2)
 	argv = x.words(argv, s.Harness.Command, "harness.command", &data)

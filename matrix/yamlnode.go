@@ -59,8 +59,13 @@ func parseYAML(file string, src []byte) (ast.Node, *decoder, error) {
 		return nil, nil, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty spec (expected a mapping with name, topologies, geometries, harness and matrix)"}}
 	}
 	if len(f.Docs) > 1 {
-		p := f.Docs[1].GetToken().Position
-		return nil, nil, ErrorList{{File: file, Pos: Pos{p.Line, p.Column}, Msg: "a spec is one YAML document; found a second one"}}
+		p := Pos{1, 1}
+		if d := f.Docs[1]; d.Start != nil {
+			p = Pos{d.Start.Position.Line, d.Start.Position.Column}
+		} else if d.Body != nil {
+			p = pos(d.Body)
+		}
+		return nil, nil, ErrorList{{File: file, Pos: p, Msg: "a spec is one YAML document; found a second one"}}
 	}
 	ast.Walk(anchorCollector(d.anchors), f.Docs[0].Body)
 	return f.Docs[0].Body, d, nil
@@ -83,6 +88,9 @@ func (d *decoder) errorf(n ast.Node, format string, args ...any) {
 }
 
 func pos(n ast.Node) Pos {
+	if n == nil {
+		return Pos{1, 1}
+	}
 	switch t := n.(type) {
 	case *ast.MappingNode:
 		// goccy positions a block mapping at its first ':'; users look

@@ -5,6 +5,7 @@
 package table
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -48,14 +49,30 @@ func Write(w io.Writer, f Format, header []string, rows [][]string) error {
 	default:
 		return fmt.Errorf("unknown table format %q", f)
 	}
-	t := tablewriter.NewTable(w, opts...)
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf, opts...)
 	t.Header(header)
 	for _, r := range rows {
 		if err := t.Append(r); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	// tablewriter pads the last column; trailing blanks only get in the
+	// way of diffs and golden files.
+	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
+	for _, l := range lines {
+		trimmed := bytes.TrimRight(l, " \n")
+		if len(l) > 0 && l[len(l)-1] == '\n' {
+			trimmed = append(trimmed, '\n')
+		}
+		if _, err := w.Write(trimmed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func escapeRows(rows [][]string, old, new string) [][]string {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"kvsweep": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// The CLI's behaviour as readable scripts: testdata/script/*.txtar.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
+			return nil
+		},
+	})
+}
+
+func mustAbs(t *testing.T, p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd + "/" + p
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("version: 1\nname: x\nnope: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{}, exitUsage, "Usage:"},
+		{[]string{"version"}, exitOK, ""},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"plan"}, exitUsage, "expected one argument, the spec file; got 0"},
+		{[]string{"plan", "--format", "xml", "../../examples/phase1.yaml"}, exitUsage, `--format "xml": expected one of table, markdown, json`},
+		{[]string{"plan", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"plan", bad}, exitUsage, bad + `:3:1: unknown key "nope"`},
+		{[]string{"plan", dir + "/missing.yaml"}, exitFailed, "no such file"},
+		{[]string{"render", "../../examples/phase1.yaml"}, exitUsage, "--out DIR is required"},
+		{[]string{"plan", "--help"}, exitOK, ""},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != tc.code {
+			t.Errorf("kvsweep %v: exit %d, want %d\nstderr: %s", tc.args, code, tc.code, errb.String())
+		}
+		if !strings.Contains(errb.String(), tc.stderr) {
+			t.Errorf("kvsweep %v: stderr %q lacks %q", tc.args, errb.String(), tc.stderr)
+		}
+	}
+}

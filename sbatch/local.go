@@ -1,0 +1,330 @@
+package sbatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// Local is the built-in executor: it runs a sweep's rendered job scripts
+// on this machine as child processes, each in its own process group, with
+// the SLURM_* variables a Slurm job sees, at most Parallel at a time, and
+// the time limit enforced (TERM, then KILL after Grace). It writes the same
+// journal and the jobs write the same exit markers, so status, collect and
+// report work unchanged. Submit queues tasks; Wait runs them.
+type Local struct {
+	Dir      string
+	Parallel int           // default: the number of CPUs
+	Grace    time.Duration // default 10 s, like Slurm's KillWait
+	Journal  *sweep.Journal
+	Log      io.Writer
+
+	mu    sync.Mutex
+	tasks []*localTask
+}
+
+type localTask struct {
+	seq    int
+	jobID  string
+	task   int // array task id, -1 for a plain job
+	count  int // tasks in the array
+	req    SubmitRequest
+	pgid   int
+	state  string
+	exit   int
+	cancel bool
+}
+
+// Name implements Scheduler.
+func (l *Local) Name() string { return "local" }
+
+// MaxArraySize implements Scheduler: the local executor has no limit.
+func (l *Local) MaxArraySize(context.Context) (int, error) { return math.MaxInt32, nil }
+
+// Submit queues the tasks of r; the job id is the submission number.
+func (l *Local) Submit(_ context.Context, r SubmitRequest) (string, error) {
+	if r.Hold {
+		return "", &SlurmError{Cmd: "local", Msg: "--hold is not supported by the local executor"}
+	}
+	id := strconv.Itoa(r.Seq)
+	tasks := []int{-1}
+	if r.Array != "" {
+		var err error
+		if tasks, err = ParseIndices(r.Array); err != nil {
+			return "", err
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range tasks {
+		l.tasks = append(l.tasks, &localTask{seq: r.Seq, jobID: id, task: t, count: len(tasks), req: r, state: StatePending})
+	}
+	if l.Journal != nil {
+		// The executor's own pid: status in another process tells queued
+		// tasks of a live executor from those of one that stopped.
+		_ = l.Journal.Append(sweep.Record{Type: sweep.RecStarted, Seq: r.Seq, PID: os.Getpid(), Note: "executor"})
+	}
+	return id, nil
+}
+
+// Wait runs every queued task and returns when all have ended. Cancelling
+// ctx (Ctrl-C) terminates the running tasks and records the queued ones
+// as CANCELLED.
+func (l *Local) Wait(ctx context.Context) error {
+	par := l.Parallel
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	l.mu.Lock()
+	tasks := l.tasks
+	l.tasks = nil
+	l.mu.Unlock()
+	next := make(chan *localTask)
+	var wg sync.WaitGroup
+	for w := 0; w < par; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				l.run(ctx, t)
+			}
+		}()
+	}
+	for _, t := range tasks {
+		if ctx.Err() != nil {
+			l.finish(t, StateCancelled, 0)
+			continue
+		}
+		select {
+		case next <- t:
+		case <-ctx.Done():
+			l.finish(t, StateCancelled, 0)
+		}
+	}
+	close(next)
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (l *Local) run(ctx context.Context, t *localTask) {
+	r := t.req
+	host, _ := os.Hostname()
+	env := append(os.Environ(),
+		"SLURM_JOB_ID="+strconv.Itoa(t.seq*1_000_000+t.task+1),
+		"SLURM_JOB_NAME="+r.JobName,
+		"SLURM_JOB_NODELIST="+host,
+		"SLURM_JOB_NUM_NODES=1",
+		"SLURM_SUBMIT_DIR="+r.Dir,
+		"SLURM_CPUS_ON_NODE="+strconv.Itoa(runtime.NumCPU()),
+		"SLURM_JOB_PARTITION=local",
+		"KVSWEEP_INDEX_OFFSET="+strconv.Itoa(r.Offset),
+	)
+	logName := fmt.Sprintf("%s-%s.out", r.JobName, t.jobID)
+	if t.task >= 0 {
+		env = append(env,
+			"SLURM_ARRAY_JOB_ID="+t.jobID,
+			"SLURM_ARRAY_TASK_ID="+strconv.Itoa(t.task),
+			"SLURM_ARRAY_TASK_COUNT="+strconv.Itoa(t.count),
+		)
+		logName = fmt.Sprintf("%s-%s_%d.out", r.JobName, t.jobID, t.task)
+	}
+	logf, err := os.Create(filepath.Join(r.Dir, sweep.LogsDir, logName))
+	if err != nil {
+		l.finish(t, StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		return
+	}
+	defer logf.Close()
+	cmd := exec.Command("bash", r.Script)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Dir, env, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		l.finish(t, StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		return
+	}
+	pgid := cmd.Process.Pid
+	l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), PID: pgid})
+
+	var mu sync.Mutex
+	timedOut, cancelled := false, false
+	stop := func(why *bool) {
+		mu.Lock()
+		*why = true
+		mu.Unlock()
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		grace := l.Grace
+		if grace == 0 {
+			grace = 10 * time.Second
+		}
+		time.AfterFunc(grace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	}
+	var timer *time.Timer
+	if r.TimeLimit > 0 {
+		timer = time.AfterFunc(r.TimeLimit, func() { stop(&timedOut) })
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop(&cancelled)
+		case <-done:
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	if timer != nil {
+		timer.Stop()
+	}
+	code := cmd.ProcessState.ExitCode()
+	mu.Lock()
+	defer mu.Unlock()
+	var exitErr *exec.ExitError
+	switch {
+	case timedOut:
+		l.finish(t, StateTimeout, code)
+	case cancelled:
+		l.finish(t, StateCancelled, code)
+	case err == nil:
+		l.finish(t, StateCompleted, 0)
+	case errors.As(err, &exitErr) && exitErr.Sys().(syscall.WaitStatus).Signaled() || code == 143:
+		l.finish(t, StateCancelled, code) // killed from outside: kvsweep cancel
+	default:
+		l.finish(t, StateFailed, code)
+	}
+}
+
+func (l *Local) finish(t *localTask, state string, code int) {
+	t.state, t.exit = state, code
+	l.record(sweep.Record{Type: sweep.RecFinished, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), State: state, ExitCode: code})
+}
+
+func (l *Local) record(r sweep.Record) {
+	if l.Journal == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.Journal.Append(r); err != nil {
+		l.logf("kvsweep: journal: %v\n", err)
+	}
+}
+
+func (l *Local) logf(format string, args ...any) {
+	if l.Log != nil {
+		fmt.Fprintf(l.Log, format, args...)
+	}
+}
+
+// FindByName implements Scheduler for crash recovery: a submission whose
+// tasks started under the executor is adopted.
+func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]string, error) {
+	i := strings.LastIndex(name, ".s")
+	if i < 0 {
+		return nil, nil
+	}
+	seq, err := strconv.Atoi(name[i+2:])
+	if err != nil {
+		return nil, nil
+	}
+	recs, err := sweep.ReadJournal(l.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Seq == seq && r.Type == sweep.RecStarted && r.TaskID != "" {
+			return []string{strconv.Itoa(seq)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// Poll implements Scheduler from the journal: finished tasks have their
+// state; started ones are RUNNING while their process lives; queued ones
+// are PENDING while the executor lives. Anything else is left to the exit
+// markers (Accounting is false).
+func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
+	p := &Poll{Tasks: map[string]TaskState{}}
+	recs, err := sweep.ReadJournal(l.Dir)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, id := range jobIDs {
+		want[id] = true
+	}
+	executor := map[int]int{}
+	for _, r := range recs {
+		if !want[strconv.Itoa(r.Seq)] {
+			continue
+		}
+		switch {
+		case r.Type == sweep.RecStarted && r.TaskID == "":
+			executor[r.Seq] = r.PID
+		case r.Type == sweep.RecStarted:
+			if alive(r.PID) {
+				p.Tasks[r.TaskID] = TaskState{State: StateRunning, Source: "journal", Nodes: "localhost"}
+			}
+		case r.Type == sweep.RecFinished:
+			p.Tasks[r.TaskID] = TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
+		}
+	}
+	// Tasks of a live executor that have not started are pending.
+	for _, s := range sweep.Submissions(recs) {
+		if s.JobID == "" || !want[s.JobID] || !alive(executor[s.Intent.Seq]) {
+			continue
+		}
+		idx, _ := ParseIndices(s.Intent.Indices)
+		for _, i := range idx {
+			k := TaskKey(s.JobID, i-s.Intent.Offset)
+			if _, ok := p.Tasks[k]; !ok {
+				p.Tasks[k] = TaskState{State: StatePending, Source: "journal", Reason: "queued in the local executor"}
+			}
+		}
+	}
+	return p, nil
+}
+
+func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+
+// Cancel implements Scheduler: TERM to the process group of each running
+// task named (a job id or a task key).
+func (l *Local) Cancel(_ context.Context, targets []string) error {
+	recs, err := sweep.ReadJournal(l.Dir)
+	if err != nil {
+		return err
+	}
+	finished := map[string]bool{}
+	for _, r := range recs {
+		if r.Type == sweep.RecFinished {
+			finished[r.TaskID] = true
+		}
+	}
+	match := func(task string) bool {
+		for _, t := range targets {
+			if task == t || strings.HasPrefix(task, t+"_") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range recs {
+		if r.Type == sweep.RecStarted && r.TaskID != "" && !finished[r.TaskID] && match(r.TaskID) && alive(r.PID) {
+			_ = syscall.Kill(-r.PID, syscall.SIGTERM)
+		}
+	}
+	return nil
+}

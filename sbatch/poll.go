@@ -1,0 +1,104 @@
+package sbatch
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Scheduler is what submit, status and cancel need from a cluster: Slurm
+// through its CLI, or the built-in local executor.
+type Scheduler interface {
+	Name() string
+	MaxArraySize(ctx context.Context) (int, error)
+	// Submit submits one job (an array when r.Array is set) and returns its id.
+	Submit(ctx context.Context, r SubmitRequest) (string, error)
+	// FindByName returns the ids of jobs with that name, for crash recovery.
+	FindByName(ctx context.Context, name string, since time.Time) ([]string, error)
+	// Poll returns the state of every task of the given jobs in one round.
+	Poll(ctx context.Context, jobIDs []string) (*Poll, error)
+	Cancel(ctx context.Context, targets []string) error
+}
+
+// SubmitRequest is one sbatch call.
+type SubmitRequest struct {
+	Seq       int    // the journal's submission number
+	Dir       string // the sweep directory: sbatch runs there
+	Script    string // relative to Dir
+	JobName   string
+	Comment   string
+	Array     string // task ids in --array syntax; empty for a plain job
+	Throttle  int    // --array ...%N
+	Offset    int    // cell-table index = task id + Offset
+	Hold      bool
+	Overrides map[string]string // partition, account, qos, reservation
+	TimeLimit time.Duration     // for the local executor (Slurm reads the script)
+}
+
+// TaskState is what the scheduler says of one task.
+type TaskState struct {
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Signal   int    `json:"signal,omitempty"`
+	Elapsed  string `json:"elapsed,omitempty"`
+	Nodes    string `json:"nodes,omitempty"`
+	Source   string `json:"source"` // sacct, squeue, marker, journal
+}
+
+// Poll is one round of scheduler answers, keyed by task: "JOBID_TASK" for
+// array tasks, "JOBID" for plain jobs.
+type Poll struct {
+	Tasks map[string]TaskState
+	// Accounting is false where sacct answered that accounting is disabled.
+	Accounting bool
+}
+
+// TaskKey names a task of a job: "123_4", or "123" when task < 0.
+func TaskKey(jobID string, task int) string {
+	if task < 0 {
+		return jobID
+	}
+	return jobID + "_" + strconv.Itoa(task)
+}
+
+// set records ts for a job id as sacct prints it ("123_[4-6%2]" covers three tasks).
+func (p *Poll) set(id string, ts TaskState) {
+	ref, err := ParseJobID(id)
+	if err != nil || ref.Het != "" && ref.Het != "0" {
+		return // hetjob components after the first are steps of one allocation
+	}
+	if ref.Tasks == nil {
+		p.Tasks[ref.JobID] = ts
+		return
+	}
+	for _, t := range ref.Tasks {
+		p.Tasks[TaskKey(ref.JobID, t)] = ts
+	}
+}
+
+// merge adds squeue's view: it fills tasks sacct does not show (yet, or at
+// all without accounting) and adds pending reasons to those it does.
+func (p *Poll) merge(id string, ts TaskState) {
+	ref, err := ParseJobID(id)
+	if err != nil {
+		return
+	}
+	keys := []string{ref.JobID}
+	if ref.Tasks != nil {
+		keys = keys[:0]
+		for _, t := range ref.Tasks {
+			keys = append(keys, TaskKey(ref.JobID, t))
+		}
+	}
+	for _, k := range keys {
+		old, ok := p.Tasks[k]
+		switch {
+		case !ok || !Terminal(old.State) && old.State != ts.State:
+			p.Tasks[k] = ts
+		case ts.Reason != "" && old.Reason == "":
+			old.Reason = ts.Reason
+			p.Tasks[k] = old
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package sbatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Slurm drives a cluster through its command-line tools (sbatch, squeue,
+// sacct, scontrol, scancel), which is what most users have. Calls that fail
+// for a transient reason (controller down, timeouts) are retried with
+// capped exponential backoff until Deadline; others fail at once.
+type Slurm struct {
+	// Env is added to the environment of every command (SLURM_CONF=...).
+	Env []string
+	// Deadline bounds the retries of one operation (default 10 minutes).
+	Deadline time.Duration
+	// Log receives one line per retry (default: discarded).
+	Log io.Writer
+	// Calls counts the commands run, for benchmarks and tests.
+	Calls int
+}
+
+// Name implements Scheduler.
+func (s *Slurm) Name() string { return "slurm" }
+
+// transientRE matches controller errors worth retrying.
+var transientRE = regexp.MustCompile(`(?i)socket timed out|unable to contact slurm controller|resource temporarily unavailable|connection refused|connect failure|slurm temporarily unable|communication connection failure|zero bytes were transmitted|transport endpoint|slurmctld is not responding|try again later|temporarily unable to accept`)
+
+// hints name what to change for the permanent sbatch errors users meet.
+var hints = []struct {
+	re   *regexp.Regexp
+	hint string
+}{
+	{regexp.MustCompile(`(?i)invalid partition`), "check --partition or cluster.partition in the spec (sinfo lists partitions)"},
+	{regexp.MustCompile(`(?i)invalid account`), "check --account or cluster.account (sacctmgr show assoc user=$USER lists yours)"},
+	{regexp.MustCompile(`(?i)invalid qos`), "check --qos or cluster.qos (sacctmgr show assoc user=$USER format=qos)"},
+	{regexp.MustCompile(`(?i)accounting/qos policy|QOSMax|AssocMax|MaxSubmit`), "the job exceeds a limit of your account or QOS (submit or array limits, wall time); lower --max-running, split the sweep, or ask for another QOS"},
+	{regexp.MustCompile(`(?i)invalid job array specification|MaxArraySize`), "the array is larger than the cluster allows; re-render with a smaller --max-array-size"},
+	{regexp.MustCompile(`(?i)requested node configuration is not available|gres`), "no node has the requested GPUs, CPUs or memory; check the topology's resources and --constraint"},
+	{regexp.MustCompile(`(?i)time limit`), "the topology's time limit exceeds the partition's MaxTime"},
+	{regexp.MustCompile(`(?i)reservation`), "check --reservation or cluster.reservation (scontrol show reservation)"},
+}
+
+// SlurmError is a failed Slurm command with its message.
+type SlurmError struct {
+	Cmd       string
+	Msg       string
+	Transient bool
+}
+
+func (e *SlurmError) Error() string {
+	msg := fmt.Sprintf("%s: %s", e.Cmd, e.Msg)
+	for _, h := range hints {
+		if h.re.MatchString(e.Msg) {
+			return msg + "\n  what to change: " + h.hint
+		}
+	}
+	return msg
+}
+
+// exec1 runs one command once.
+func (s *Slurm) exec1(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	s.Calls++
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), s.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if msg == "" {
+		msg = strings.TrimSpace(stdout.String())
+	}
+	if msg == "" {
+		msg = err.Error()
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		msg = fmt.Sprintf("%v (is Slurm installed and on PATH?)", ee)
+	}
+	return stdout.Bytes(), &SlurmError{Cmd: name, Msg: msg, Transient: transientRE.MatchString(msg)}
+}
+
+// backoff runs attempt until it succeeds, fails permanently, or the
+// deadline passes; between tries it waits 1 s, 2 s, 4 s ... up to 30 s.
+func (s *Slurm) backoff(ctx context.Context, what string, attempt func() error) error {
+	deadline := s.Deadline
+	if deadline == 0 {
+		deadline = 10 * time.Minute
+	}
+	end := time.Now().Add(deadline)
+	wait := time.Second
+	for try := 1; ; try++ {
+		err := attempt()
+		var se *SlurmError
+		if err == nil || !errors.As(err, &se) || !se.Transient {
+			return err
+		}
+		if time.Now().Add(wait).After(end) {
+			return fmt.Errorf("%w (still failing after %d tries over %s; raise --retry-deadline to wait longer)", err, try, deadline)
+		}
+		if s.Log != nil {
+			fmt.Fprintf(s.Log, "kvsweep: %s: %s; retrying in %s\n", what, se.Msg, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 30*time.Second)
+	}
+}
+
+// run is exec1 with retries, for idempotent commands.
+func (s *Slurm) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	var out []byte
+	err := s.backoff(ctx, name, func() error {
+		var err error
+		out, err = s.exec1(ctx, "", name, args...)
+		return err
+	})
+	return out, err
+}
+
+// MaxArraySize reads the cluster's MaxArraySize from scontrol show config.
+func (s *Slurm) MaxArraySize(ctx context.Context) (int, error) {
+	out, err := s.run(ctx, "scontrol", "show", "config")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if ok && strings.TrimSpace(k) == "MaxArraySize" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, fmt.Errorf("scontrol show config: MaxArraySize %q is not a number", strings.TrimSpace(v))
+			}
+			return n, nil
+		}
+	}
+	return DefaultMaxArraySize, nil
+}
+
+// SubmitArgs is the sbatch command line of a request, without "sbatch".
+func SubmitArgs(r SubmitRequest) []string {
+	args := []string{"--parsable", "--job-name=" + r.JobName, "--comment=" + r.Comment}
+	if r.Array != "" {
+		a := "--array=" + r.Array
+		if r.Throttle > 0 {
+			a += "%" + strconv.Itoa(r.Throttle)
+		}
+		args = append(args, a)
+	}
+	if r.Offset != 0 {
+		args = append(args, "--export=ALL,KVSWEEP_INDEX_OFFSET="+strconv.Itoa(r.Offset))
+	}
+	for _, k := range []string{"partition", "account", "qos", "reservation"} {
+		if v := r.Overrides[k]; v != "" {
+			args = append(args, "--"+k+"="+v)
+		}
+	}
+	if r.Hold {
+		args = append(args, "--hold")
+	}
+	return append(args, r.Script)
+}
+
+// Submit runs sbatch once per try. Before retrying after a transient error
+// it looks for the job by name, since a timed-out sbatch may have been
+// accepted: a request is submitted at most once.
+func (s *Slurm) Submit(ctx context.Context, r SubmitRequest) (string, error) {
+	var id string
+	since := time.Now().Add(-time.Minute)
+	first := true
+	err := s.backoff(ctx, "sbatch", func() error {
+		if !first {
+			found, err := s.FindByName(ctx, r.JobName, since)
+			if err == nil && len(found) > 0 {
+				id = found[0]
+				return nil
+			}
+		}
+		first = false
+		out, err := s.exec1(ctx, r.Dir, "sbatch", SubmitArgs(r)...)
+		if err != nil {
+			return err
+		}
+		id, err = ParseSbatchOutput(string(out))
+		return err
+	})
+	return id, err
+}
+
+var submittedRE = regexp.MustCompile(`Submitted batch job (\d+)`)
+
+// ParseSbatchOutput reads the job id from "123", "123;cluster" (--parsable)
+// or "Submitted batch job 123".
+func ParseSbatchOutput(out string) (string, error) {
+	out = strings.TrimSpace(out)
+	if m := submittedRE.FindStringSubmatch(out); m != nil {
+		return m[1], nil
+	}
+	id, _, _ := strings.Cut(out, ";")
+	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
+		return "", fmt.Errorf("sbatch printed %q, not a job id", out)
+	}
+	return id, nil
+}
+
+// FindByName returns the (array) job ids of jobs named name, from squeue
+// and, where accounting runs, sacct (jobs started since since).
+func (s *Slurm) FindByName(ctx context.Context, name string, since time.Time) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(out []byte) {
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			ref, err := ParseJobID(line)
+			if err == nil && !seen[ref.JobID] {
+				seen[ref.JobID] = true
+				ids = append(ids, ref.JobID)
+			}
+		}
+	}
+	out, err := s.run(ctx, "squeue", "--noheader", "--states=all", "--name="+name, "--format=%i")
+	if err != nil {
+		return nil, err
+	}
+	add(out)
+	out, err = s.run(ctx, "sacct", "--noheader", "--parsable2", "-X", "--name="+name,
+		"--starttime="+since.Format("2006-01-02T15:04:05"), "--format=JobID")
+	if err != nil && !accountingDisabled(err) {
+		return nil, err
+	}
+	add(out)
+	return ids, nil
+}
+
+func accountingDisabled(err error) bool {
+	var se *SlurmError
+	return errors.As(err, &se) && strings.Contains(strings.ToLower(se.Msg), "accounting storage is disabled")
+}
+
+// Poll asks Slurm for every task of the given (array) jobs: one sacct call
+// for all of them, and one squeue call for pending reasons and for the
+// states Slurm still holds where accounting is off.
+func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
+	p := &Poll{Tasks: map[string]TaskState{}, Accounting: true}
+	if len(jobIDs) == 0 {
+		return p, nil
+	}
+	ids := strings.Join(jobIDs, ",")
+	out, err := s.run(ctx, "sacct", "--noheader", "--parsable2", "-X", "--jobs="+ids,
+		"--format=JobID,State,ExitCode,Elapsed,NodeList")
+	switch {
+	case accountingDisabled(err):
+		p.Accounting = false
+	case err != nil:
+		return nil, err
+	default:
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Split(strings.TrimSpace(line), "|")
+			if len(f) < 5 {
+				continue
+			}
+			ts := TaskState{State: NormalizeState(f[1]), Elapsed: f[3], Nodes: f[4], Source: "sacct"}
+			ts.ExitCode, ts.Signal, _ = ParseExitCode(f[2])
+			p.set(f[0], ts)
+		}
+	}
+	out, err = s.run(ctx, "squeue", "--noheader", "--array", "--states=all", "--jobs="+ids, "--format=%i|%T|%r|%M|%N")
+	var se *SlurmError
+	if err != nil && !(errors.As(err, &se) && strings.Contains(se.Msg, "Invalid job id")) {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) < 5 {
+			continue
+		}
+		ts := TaskState{State: NormalizeState(f[1]), Reason: f[2], Elapsed: f[3], Nodes: f[4], Source: "squeue"}
+		if ts.Reason == "None" {
+			ts.Reason = ""
+		}
+		p.merge(f[0], ts)
+	}
+	return p, nil
+}
+
+// Cancel runs scancel on the given job or task ids ("123", "123_4").
+func (s *Slurm) Cancel(ctx context.Context, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	_, err := s.run(ctx, "scancel", targets...)
+	return err
+}

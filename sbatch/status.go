@@ -1,0 +1,197 @@
+package sbatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/kvsweep/kvsweep/internal/table"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// CellStatus is where one cell stands.
+type CellStatus struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Job     string `json:"job"`
+	Index   int    `json:"index"`
+	Task    string `json:"task,omitempty"` // "123_4", or "123" for a plain job
+	Attempt int    `json:"attempt"`        // number of submissions of this cell
+	TaskState
+}
+
+// Status reports every cell of the sweep in dir: the latest submission of
+// each cell from the journal, one scheduler poll for all of them, and the
+// cells' exit markers where the scheduler says nothing (accounting off and
+// the job forgotten, or not yet recorded).
+func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Poll, error) {
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]CellStatus, len(m.Cells))
+	pos := make(map[string]int, len(m.Cells))
+	for i, c := range m.Cells {
+		out[i] = CellStatus{ID: c.ID, Name: c.Name, Job: c.Job, Index: c.Index,
+			TaskState: TaskState{State: StateNotSubmitted, Source: "journal"}}
+		pos[c.ID] = i
+	}
+	var jobIDs []string
+	seen := map[string]bool{}
+	for _, s := range sweep.Submissions(recs) {
+		if s.Abandoned {
+			continue
+		}
+		j := m.JobByName(s.Intent.Job)
+		for _, c := range cellsOf(m, s.Intent) {
+			cs := &out[pos[c.ID]]
+			cs.Attempt++
+			cs.Task, cs.TaskState = "", TaskState{State: StateSubmitted, Source: "journal"}
+			if s.JobID == "" {
+				cs.Reason = "unconfirmed: the next kvsweep submit settles it"
+				continue
+			}
+			task := -1
+			if j != nil && j.Array {
+				task = c.Index - s.Intent.Offset
+			}
+			cs.Task = TaskKey(s.JobID, task)
+		}
+		if s.JobID != "" && !seen[s.JobID] {
+			seen[s.JobID] = true
+			jobIDs = append(jobIDs, s.JobID)
+		}
+	}
+	poll, err := sched.Poll(ctx, jobIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range out {
+		cs := &out[i]
+		if cs.Task == "" {
+			continue
+		}
+		if ts, ok := poll.Tasks[cs.Task]; ok {
+			cs.TaskState = ts
+			continue
+		}
+		mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+		if err == nil && ok && markerIsFor(mk, cs.Task) {
+			cs.TaskState = TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
+				Nodes: mk.Host, Elapsed: mk.Finished.Sub(mk.Started).String()}
+			if mk.ExitCode != 0 {
+				cs.State = StateFailed
+			}
+			continue
+		}
+		if !poll.Accounting {
+			cs.TaskState = TaskState{State: StateLost, Source: "marker",
+				Reason: "Slurm no longer knows the job and it left no exit marker"}
+		}
+	}
+	return out, poll, nil
+}
+
+// markerIsFor reports whether an exit marker was written by the task key
+// ("123_4" or "123").
+func markerIsFor(mk sweep.ExitMarker, key string) bool {
+	if mk.ArrayJobID != "" {
+		return TaskKey(mk.ArrayJobID, atoiOr(mk.ArrayTaskID, -1)) == key
+	}
+	return mk.JobID == key
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// Counts is the number of cells per state.
+func Counts(cells []CellStatus) map[string]int {
+	c := map[string]int{}
+	for _, s := range cells {
+		c[s.State]++
+	}
+	return c
+}
+
+// Done reports whether every submitted cell is terminal.
+func Done(cells []CellStatus) bool {
+	for _, c := range cells {
+		if c.State != StateNotSubmitted && !Terminal(c.State) {
+			return false
+		}
+	}
+	return true
+}
+
+// CountsLine is "3 COMPLETED, 1 FAILED, 2 RUNNING" in a fixed state order.
+func CountsLine(cells []CellStatus) string {
+	counts := Counts(cells)
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	order := map[string]int{StateCompleted: 0, StateFailed: 1, StateTimeout: 2, StateOOM: 3, StateCancelled: 4,
+		StateNodeFail: 5, StateLost: 6, StateRunning: 7, StatePending: 8, StateSubmitted: 9, StateNotSubmitted: 10}
+	sort.Slice(keys, func(i, j int) bool {
+		oi, ok1 := order[keys[i]]
+		oj, ok2 := order[keys[j]]
+		if !ok1 {
+			oi = 5
+		}
+		if !ok2 {
+			oj = 5
+		}
+		if oi != oj {
+			return oi < oj
+		}
+		return keys[i] < keys[j]
+	})
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return s
+}
+
+// WriteStatus prints cells as a table (with a counts line) or JSON.
+func WriteStatus(w io.Writer, cells []CellStatus, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Cells  []CellStatus   `json:"cells"`
+			Counts map[string]int `json:"counts"`
+		}{cells, Counts(cells)})
+	case "table", "markdown":
+		rows := make([][]string, len(cells))
+		for i, c := range cells {
+			exit := ""
+			if Terminal(c.State) && c.State != StateLost {
+				exit = strconv.Itoa(c.ExitCode) + ":" + strconv.Itoa(c.Signal)
+			}
+			rows[i] = []string{c.ID, c.Name, c.Task, c.State, exit, c.Elapsed, c.Nodes, c.Reason}
+		}
+		if err := table.Write(w, table.Format(format), []string{"id", "name", "job", "state", "exit", "elapsed", "nodes", "reason"}, rows); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%d cells: %s\n", len(cells), CountsLine(cells))
+		return err
+	}
+	return fmt.Errorf("unknown format %q (expected table, markdown or json)", format)
+}

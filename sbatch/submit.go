@@ -1,0 +1,292 @@
+package sbatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// SubmitOptions control Submit.
+type SubmitOptions struct {
+	// Only restricts submission to these cells (resubmit); nil means every
+	// cell that was never submitted.
+	Only map[string]bool
+	// MaxArraySize splits arrays; 0 asks the scheduler.
+	MaxArraySize int
+	MaxRunning   int // array throttle %N
+	Hold         bool
+	Overrides    map[string]string
+	// DryRun prints the sbatch command lines to Out and changes nothing.
+	DryRun bool
+	Out    io.Writer
+}
+
+// SubmitReport says what Submit did.
+type SubmitReport struct {
+	Adopted   int // unconfirmed submissions found in Slurm
+	Abandoned int // unconfirmed submissions Slurm never received
+	Calls     int // sbatch calls
+	Cells     int // cells submitted
+	JobIDs    []string
+}
+
+// Submit submits the cells of the sweep in dir that need it, exactly once.
+//
+// It first settles every submission an earlier run left unconfirmed (its
+// intent is in the journal, its job id is not): a job with that
+// submission's name in Slurm is adopted, otherwise the intent is abandoned.
+// Then each job's cells are submitted as arrays (split at the cluster's
+// MaxArraySize with an index offset), each call preceded by a synced
+// intent record and followed by a synced submitted record. The journal j
+// must be open (and so locked) on dir.
+func Submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, opts SubmitOptions) (*SubmitReport, error) {
+	rep := &SubmitReport{}
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	crashHook("manifest")
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.DryRun {
+		if err := reconcile(ctx, j, dir, m, recs, sched, rep); err != nil {
+			return rep, err
+		}
+		if recs, err = sweep.ReadJournal(dir); err != nil {
+			return rep, err
+		}
+	}
+	crashHook("reconciled")
+	submitted := SubmittedCells(m, recs)
+	maxArray := opts.MaxArraySize
+	if maxArray <= 0 {
+		if maxArray, err = sched.MaxArraySize(ctx); err != nil {
+			return rep, err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return rep, err
+	}
+	seq := sweep.NextSeq(recs)
+	for _, job := range m.Jobs {
+		var idx []int
+		for _, c := range m.Cells {
+			if c.Job != job.Name || (opts.Only == nil && submitted[c.ID]) || (opts.Only != nil && !opts.Only[c.ID]) {
+				continue
+			}
+			idx = append(idx, c.Index)
+		}
+		sort.Ints(idx)
+		for _, ch := range chunks(idx, maxArray, job.Array) {
+			req := SubmitRequest{
+				Seq:       seq,
+				Dir:       abs,
+				Script:    job.Script,
+				JobName:   JobName(m.SweepID, job.Name) + ".s" + strconv.Itoa(seq),
+				Comment:   JobTag(m.SweepID, job.Name) + ":s" + strconv.Itoa(seq),
+				Throttle:  opts.MaxRunning,
+				Offset:    ch.offset,
+				Hold:      opts.Hold,
+				Overrides: opts.Overrides,
+				TimeLimit: time.Duration(job.Res.TimeSeconds) * time.Second,
+			}
+			if job.Array {
+				req.Array = FormatIndices(ch.tasks)
+			}
+			if opts.DryRun {
+				fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", Quote(abs), quoteAll(SubmitArgs(req)))
+				seq++
+				continue
+			}
+			intent := sweep.Record{Type: sweep.RecIntent, Seq: seq, Scheduler: sched.Name(), Job: job.Name,
+				Indices: FormatIndices(ch.indices), Offset: ch.offset, JobName: req.JobName}
+			if err := j.Append(intent); err != nil {
+				return rep, err
+			}
+			crashHook("intent")
+			id, err := sched.Submit(ctx, req)
+			if err != nil {
+				var se *SlurmError
+				if errors.As(err, &se) && !se.Transient {
+					// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
+					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
+				}
+				return rep, fmt.Errorf("submitting %s (cells %s): %w", job.Name, FormatIndices(ch.indices), err)
+			}
+			crashHook("sbatch")
+			if err := j.Append(sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: id}); err != nil {
+				return rep, err
+			}
+			crashHook("submitted")
+			rep.Calls++
+			rep.Cells += len(ch.indices)
+			rep.JobIDs = append(rep.JobIDs, id)
+			seq++
+		}
+	}
+	return rep, nil
+}
+
+// reconcile settles unconfirmed submissions from Slurm (by job name) or,
+// where Slurm has forgotten finished jobs, from the cells' exit markers.
+func reconcile(ctx context.Context, j *sweep.Journal, dir string, m *sweep.Manifest, recs []sweep.Record, sched Scheduler, rep *SubmitReport) error {
+	for _, s := range sweep.Submissions(recs) {
+		if s.JobID != "" || s.Abandoned {
+			continue
+		}
+		found, err := sched.FindByName(ctx, s.Intent.JobName, s.Intent.Time.Add(-time.Minute))
+		if err != nil {
+			return fmt.Errorf("settling unconfirmed submission %d (%s): %w", s.Intent.Seq, s.Intent.JobName, err)
+		}
+		if len(found) == 0 {
+			found = markerJobIDs(dir, m, s.Intent)
+		}
+		if len(found) > 0 {
+			if err := j.Append(sweep.Record{Type: sweep.RecSubmitted, Seq: s.Intent.Seq, JobID: found[0], Adopted: true}); err != nil {
+				return err
+			}
+			rep.Adopted++
+			continue
+		}
+		if err := j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: s.Intent.Seq, Note: "not found in Slurm"}); err != nil {
+			return err
+		}
+		rep.Abandoned++
+	}
+	return nil
+}
+
+// markerJobIDs returns the array job id an exit marker of the intent's
+// cells names, if one was written after the intent.
+func markerJobIDs(dir string, m *sweep.Manifest, in sweep.Record) []string {
+	idx, _ := ParseIndices(in.Indices)
+	want := map[int]bool{}
+	for _, i := range idx {
+		want[i] = true
+	}
+	for _, c := range m.Cells {
+		if c.Job != in.Job || !want[c.Index] {
+			continue
+		}
+		mk, ok, _ := sweep.ReadExitMarker(dir, c.ID)
+		if ok && mk.Started.After(in.Time.Add(-time.Minute)) {
+			if mk.ArrayJobID != "" {
+				return []string{mk.ArrayJobID}
+			}
+			return []string{mk.JobID}
+		}
+	}
+	return nil
+}
+
+// SubmittedCells is the set of cells with a confirmed or unconfirmed
+// (not abandoned) submission.
+func SubmittedCells(m *sweep.Manifest, recs []sweep.Record) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range sweep.Submissions(recs) {
+		if s.Abandoned {
+			continue
+		}
+		for _, c := range cellsOf(m, s.Intent) {
+			out[c.ID] = true
+		}
+	}
+	return out
+}
+
+// cellsOf returns the manifest cells an intent covers.
+func cellsOf(m *sweep.Manifest, in sweep.Record) []sweep.Cell {
+	idx, err := ParseIndices(in.Indices)
+	if err != nil {
+		return nil
+	}
+	want := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		want[i] = true
+	}
+	var out []sweep.Cell
+	for _, c := range m.Cells {
+		if c.Job == in.Job && want[c.Index] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+type chunk struct {
+	indices []int // cell-table indices
+	tasks   []int // array task ids: indices - offset
+	offset  int
+}
+
+// chunks splits sorted cell-table indices into arrays whose task ids stay
+// below maxArray: indices below maxArray keep task id = index; the rest go
+// into arrays offset by their first index. A plain job is one chunk.
+func chunks(idx []int, maxArray int, array bool) []chunk {
+	if len(idx) == 0 {
+		return nil
+	}
+	if !array {
+		return []chunk{{indices: idx, tasks: idx}}
+	}
+	var out []chunk
+	cur := chunk{}
+	for _, i := range idx {
+		if len(cur.indices) > 0 && i-cur.offset >= maxArray {
+			out = append(out, cur)
+			cur = chunk{}
+		}
+		if len(cur.indices) == 0 && i >= maxArray {
+			cur.offset = i
+		}
+		cur.indices = append(cur.indices, i)
+		cur.tasks = append(cur.tasks, i-cur.offset)
+	}
+	return append(out, cur)
+}
+
+func quoteAll(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = Quote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// crashHook kills the process at a named step when KVSWEEP_TEST_CRASH_AT
+// says so ("STEP" or "STEP:N" for the Nth time the step is reached). It
+// exists for the crash-recovery tests and does nothing otherwise.
+func crashHook(step string) {
+	spec := os.Getenv("KVSWEEP_TEST_CRASH_AT")
+	if spec == "" {
+		return
+	}
+	name, nth, _ := strings.Cut(spec, ":")
+	if name != step {
+		return
+	}
+	n := 1
+	if nth != "" {
+		n, _ = strconv.Atoi(nth)
+	}
+	crashCounts[step]++
+	if crashCounts[step] == n {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+}
+
+var crashCounts = map[string]int{}

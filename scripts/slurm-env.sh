@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# slurm-env.sh: two real single-node Slurm clusters on this machine for the
+# tests, side by side: "acct" with accounting (slurmdbd + MariaDB) and
+# "noacct" without (sacct answers that accounting storage is disabled).
+# Each node advertises 4 GPUs as a count-only GRES, so GPU requests are
+# accepted and scheduled like on a GPU cluster.
+#
+#   scripts/slurm-env.sh install   apt packages (idempotent)
+#   scripts/slurm-env.sh start     munge, MariaDB, slurmdbd, both clusters (idempotent)
+#   scripts/slurm-env.sh stop      everything start started
+#   scripts/slurm-env.sh env       the variables tests read (KVSWEEP_SLURM_ACCT/NOACCT)
+#   scripts/slurm-env.sh ctld-stop|ctld-start CLUSTER   (for outage tests)
+#
+# State lives under $KVSWEEP_SLURM_DIR (default /tmp/kvsweep-slurm). Root only.
+set -euo pipefail
+
+BASE=${KVSWEEP_SLURM_DIR:-/tmp/kvsweep-slurm}
+PKGS=(munge slurm-wlm slurmdbd mariadb-server)
+
+log() { echo "slurm-env: $*" >&2; }
+
+install() {
+	local missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		log "installing ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+}
+
+# Cluster layout: name, slurmctld port, slurmd port.
+CLUSTERS=("acct 6917 6918" "noacct 6927 6928")
+DBD_PORT=6919
+
+conf_of() { echo "$BASE/$1/slurm.conf"; }
+
+write_conf() {
+	local name=$1 cport=$2 dport=$3 dir=$BASE/$1
+	local cpus mem
+	cpus=$(nproc)
+	mem=$(($(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) - 1024))
+	mkdir -p "$dir/ctld" "$dir/d" "$dir/log"
+	{
+		echo "ClusterName=kvs$name"
+		echo "SlurmctldHost=localhost"
+		echo "SlurmctldPort=$cport"
+		echo "SlurmdPort=$dport"
+		echo "SlurmUser=root"
+		echo "SlurmdUser=root"
+		echo "AuthType=auth/munge"
+		echo "StateSaveLocation=$dir/ctld"
+		echo "SlurmdSpoolDir=$dir/d"
+		echo "SlurmctldPidFile=$dir/slurmctld.pid"
+		echo "SlurmdPidFile=$dir/slurmd.pid"
+		echo "SlurmctldLogFile=$dir/log/slurmctld.log"
+		echo "SlurmdLogFile=$dir/log/slurmd.log"
+		echo "ProctrackType=proctrack/linuxproc"
+		echo "TaskPlugin=task/none"
+		echo "SchedulerType=sched/backfill"
+		echo "SelectType=select/cons_tres"
+		echo "SelectTypeParameters=CR_Core_Memory"
+		echo "GresTypes=gpu"
+		echo "MaxArraySize=1001"
+		echo "MinJobAge=300"
+		echo "KillWait=5"
+		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
+		echo "ReturnToService=2"
+		echo "MpiDefault=none"
+		if [ "$name" = acct ]; then
+			echo "AccountingStorageType=accounting_storage/slurmdbd"
+			echo "AccountingStorageHost=localhost"
+			echo "AccountingStoragePort=$DBD_PORT"
+			echo "AccountingStoreFlags=job_comment"
+			echo "JobAcctGatherType=jobacct_gather/linux"
+			echo "JobCompType=jobcomp/none"
+		else
+			echo "AccountingStorageType=accounting_storage/none"
+			echo "JobAcctGatherType=jobacct_gather/none"
+		fi
+		echo "NodeName=kvs${name}1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=$dport CPUs=$cpus RealMemory=$mem Gres=gpu:4 State=UNKNOWN"
+		echo "PartitionName=debug Nodes=kvs${name}1 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+	} >"$dir/slurm.conf"
+	# Slurm keeps only GPUs with a device file: four stand-ins with the
+	# device numbers of /dev/null.
+	local i
+	for i in 0 1 2 3; do
+		[ -e "$dir/gpu$i" ] || mknod "$dir/gpu$i" c 1 3
+	done
+	echo "NodeName=kvs${name}1 Name=gpu File=$dir/gpu[0-3]" >"$dir/gres.conf"
+}
+
+start_munge() {
+	if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return; fi
+	mkdir -p /run/munge /var/log/munge /var/lib/munge
+	chown munge:munge /run/munge /var/log/munge /var/lib/munge
+	[ -f /etc/munge/munge.key ] || /usr/sbin/mungekey --create
+	su munge -s /bin/sh -c /usr/sbin/munged
+	for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return; sleep 0.1; done
+	log "munged did not start"
+	return 1
+}
+
+start_mariadb() {
+	if mysqladmin ping >/dev/null 2>&1; then return; fi
+	mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+	[ -d /var/lib/mysql/mysql ] || mysql_install_db --user=mysql >/dev/null
+	start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/kvsweep.pid --make-pidfile \
+		--exec /usr/sbin/mariadbd -- --user=mysql
+	for _ in $(seq 100); do mysqladmin ping >/dev/null 2>&1 && break; sleep 0.2; done
+	mysql -e "CREATE DATABASE IF NOT EXISTS kvsweep_acct; CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'kvsweep'; GRANT ALL ON kvsweep_acct.* TO 'slurm'@'localhost';"
+}
+
+start_slurmdbd() {
+	local dir=$BASE/acct
+	if [ -f "$dir/slurmdbd.pid" ] && kill -0 "$(cat "$dir/slurmdbd.pid")" 2>/dev/null; then return; fi
+	cat >"$dir/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=$DBD_PORT
+SlurmUser=root
+PidFile=$dir/slurmdbd.pid
+LogFile=$dir/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=kvsweep
+StorageLoc=kvsweep_acct
+EOF
+	chmod 600 "$dir/slurmdbd.conf"
+	SLURM_CONF=$dir/slurm.conf slurmdbd
+	for _ in $(seq 100); do
+		SLURM_CONF=$dir/slurm.conf sacctmgr -n list cluster >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	SLURM_CONF=$dir/slurm.conf sacctmgr -i add cluster kvsacct >/dev/null 2>&1 || true
+}
+
+ctld_running() { [ -f "$BASE/$1/slurmctld.pid" ] && kill -0 "$(cat "$BASE/$1/slurmctld.pid")" 2>/dev/null; }
+
+ctld_start() {
+	local name=$1
+	ctld_running "$name" && return
+	SLURM_CONF=$(conf_of "$name") slurmctld -f "$(conf_of "$name")"
+	for _ in $(seq 100); do
+		SLURM_CONF=$(conf_of "$name") scontrol ping 2>/dev/null | grep -q UP && return
+		sleep 0.1
+	done
+	log "slurmctld $name did not answer"
+	return 1
+}
+
+ctld_stop() {
+	local name=$1 pid
+	ctld_running "$name" || return 0
+	pid=$(cat "$BASE/$name/slurmctld.pid")
+	kill "$pid"
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+}
+
+start_cluster() {
+	local name=$1 cport=$2 dport=$3 dir=$BASE/$1
+	write_conf "$name" "$cport" "$dport"
+	ctld_start "$name"
+	if ! { [ -f "$dir/slurmd.pid" ] && kill -0 "$(cat "$dir/slurmd.pid")" 2>/dev/null; }; then
+		SLURM_CONF=$dir/slurm.conf slurmd -f "$dir/slurm.conf" -N "kvs${name}1"
+	fi
+	for _ in $(seq 150); do
+		case $(SLURM_CONF=$dir/slurm.conf sinfo -h -o %T 2>/dev/null) in
+		idle | mixed | allocated) return ;;
+		drain* | inval*)
+			# A drain left by an earlier, different configuration.
+			SLURM_CONF=$dir/slurm.conf scontrol update NodeName="kvs${name}1" State=RESUME 2>/dev/null || true
+			;;
+		esac
+		sleep 0.2
+	done
+	log "cluster $name: node not idle: $(SLURM_CONF=$dir/slurm.conf sinfo -h -o '%T %E' 2>&1)"
+	return 1
+}
+
+start() {
+	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
+	mkdir -p "$BASE/acct" "$BASE/noacct"
+	start_munge
+	for c in "${CLUSTERS[@]}"; do
+		# shellcheck disable=SC2086
+		write_conf $c
+	done
+	start_mariadb
+	start_slurmdbd
+	for c in "${CLUSTERS[@]}"; do
+		# shellcheck disable=SC2086
+		start_cluster $c
+	done
+	log "clusters up: acct ($(conf_of acct)), noacct ($(conf_of noacct))"
+}
+
+stop_pidfile() {
+	local f=$1 pid
+	[ -f "$f" ] || return 0
+	pid=$(cat "$f")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+stop() {
+	for name in acct noacct; do
+		SLURM_CONF=$(conf_of $name) scancel --user=root 2>/dev/null || true
+		stop_pidfile "$BASE/$name/slurmd.pid"
+		stop_pidfile "$BASE/$name/slurmctld.pid"
+	done
+	stop_pidfile "$BASE/acct/slurmdbd.pid"
+	if [ -f /run/mysqld/kvsweep.pid ]; then
+		mysqladmin shutdown 2>/dev/null || stop_pidfile /run/mysqld/kvsweep.pid
+		rm -f /run/mysqld/kvsweep.pid
+	fi
+	log "stopped"
+}
+
+env_vars() {
+	echo "export KVSWEEP_SLURM_ACCT=$(conf_of acct)"
+	echo "export KVSWEEP_SLURM_NOACCT=$(conf_of noacct)"
+}
+
+case ${1:-} in
+install) install ;;
+start) start ;;
+stop) stop ;;
+env) env_vars ;;
+ctld-stop) ctld_stop "$2" ;;
+ctld-start) ctld_start "$2" ;;
+*)
+	echo "usage: $0 install|start|stop|env|ctld-stop NAME|ctld-start NAME" >&2
+	exit 2
+	;;
+esac

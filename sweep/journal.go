@@ -1,0 +1,161 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Journal record types.
+const (
+	// RecIntent is written, and synced, before sbatch is called: it names
+	// the submission (Seq), its job, the table indices and the Slurm job
+	// name that carries the Seq, so a crash after sbatch returned is
+	// recovered by finding that name in Slurm.
+	RecIntent = "intent"
+	// RecSubmitted completes an intent with the Slurm job id.
+	RecSubmitted = "submitted"
+	// RecAbandoned closes an intent that Slurm never received.
+	RecAbandoned = "abandoned"
+	// RecFinished is a local-executor task's final state.
+	RecFinished = "finished"
+	// RecStarted is a local-executor task's process.
+	RecStarted = "started"
+)
+
+// Record is one line of state.jsonl.
+type Record struct {
+	Type      string    `json:"type"`
+	Time      time.Time `json:"time"`
+	Seq       int       `json:"seq"`
+	Scheduler string    `json:"scheduler,omitempty"`
+	Job       string    `json:"job,omitempty"`     // manifest job name
+	Indices   string    `json:"indices,omitempty"` // cell-table indices, Slurm array syntax: 0-9,12
+	Offset    int       `json:"offset,omitempty"`  // array task id = index - offset
+	JobName   string    `json:"job_name,omitempty"`
+	JobID     string    `json:"job_id,omitempty"` // the (array) job id
+	Adopted   bool      `json:"adopted,omitempty"`
+	Cell      string    `json:"cell,omitempty"`
+	TaskID    string    `json:"task_id,omitempty"`
+	State     string    `json:"state,omitempty"`
+	ExitCode  int       `json:"exit_code,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	Note      string    `json:"note,omitempty"`
+}
+
+// Journal is the append-only state.jsonl of a sweep directory, held under
+// an exclusive lock so two kvsweep processes never submit one sweep at once.
+type Journal struct {
+	f *os.File
+}
+
+// OpenJournal opens (creating) DIR/state.jsonl and locks it. It fails at
+// once, naming the reason, when another process holds the lock.
+func OpenJournal(dir string) (*Journal, error) {
+	f, err := os.OpenFile(filepath.Join(dir, JournalFile), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another kvsweep process is submitting or running this sweep (%s is locked)", filepath.Join(dir, JournalFile))
+		}
+		return nil, err
+	}
+	return &Journal{f: f}, nil
+}
+
+// Append writes one record and syncs it to disk before returning.
+func (j *Journal) Append(r Record) error {
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// Close releases the lock.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// ReadJournal returns every record of DIR/state.jsonl (none if it does not
+// exist). A torn last line, left by a crash mid-write, is ignored; a bad
+// line elsewhere is an error naming it.
+func ReadJournal(dir string) ([]Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, JournalFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(l, &r); err != nil {
+			if i == len(lines)-1 {
+				break // torn final write
+			}
+			return nil, fmt.Errorf("%s:%d: %w", filepath.Join(dir, JournalFile), i+1, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// Submission is an intent with what became of it.
+type Submission struct {
+	Intent    Record
+	JobID     string // empty while unresolved
+	Abandoned bool
+	Adopted   bool
+}
+
+// Submissions folds the journal into submissions by sequence number, in order.
+func Submissions(recs []Record) []*Submission {
+	var out []*Submission
+	bySeq := map[int]*Submission{}
+	for _, r := range recs {
+		switch r.Type {
+		case RecIntent:
+			s := &Submission{Intent: r}
+			bySeq[r.Seq] = s
+			out = append(out, s)
+		case RecSubmitted:
+			if s := bySeq[r.Seq]; s != nil {
+				s.JobID, s.Adopted = r.JobID, r.Adopted
+			}
+		case RecAbandoned:
+			if s := bySeq[r.Seq]; s != nil {
+				s.Abandoned = true
+			}
+		}
+	}
+	return out
+}
+
+// NextSeq is one more than the highest sequence number in recs.
+func NextSeq(recs []Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Seq > n {
+			n = r.Seq
+		}
+	}
+	return n + 1
+}
