@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -73,16 +75,34 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 	if err != nil {
 		return nil, nil, err
 	}
+	seenBefore := readObserved(dir)
+	observed := 0
 	for i := range out {
 		cs := &out[i]
 		if cs.Task == "" {
 			continue
 		}
-		if ts, ok := poll.Tasks[cs.Task]; ok {
+		ts, polled := poll.Tasks[cs.Task]
+		if !polled {
+			ts, polled = seenBefore[cs.Task]
+		} else if Terminal(ts.State) && seenBefore[cs.Task] != ts {
+			seenBefore[cs.Task] = ts
+			observed++
+		}
+		if polled && (ts.Source == "sacct" || !Terminal(ts.State)) {
 			cs.TaskState = ts
 			continue
 		}
+		// squeue and the local journal say how a task ended but not always
+		// its exit code; the exit marker does.
 		mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+		if polled {
+			cs.TaskState = ts
+			if err == nil && ok && markerIsFor(mk, cs.Task) {
+				cs.ExitCode = mk.ExitCode
+			}
+			continue
+		}
 		if err == nil && ok && markerIsFor(mk, cs.Task) {
 			cs.TaskState = TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
 				Nodes: mk.Host, Elapsed: mk.Finished.Sub(mk.Started).String()}
@@ -96,7 +116,30 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 				Reason: "Slurm no longer knows the job and it left no exit marker"}
 		}
 	}
+	if observed > 0 {
+		writeObserved(dir, seenBefore)
+	}
 	return out, poll, nil
+}
+
+// observedFile keeps the terminal states status has seen, so they outlive
+// Slurm's memory where accounting is off (squeue forgets a job MinJobAge
+// after it ends, and an exit marker cannot tell a time limit from scancel).
+const observedFile = "observed.json"
+
+func readObserved(dir string) map[string]TaskState {
+	m := map[string]TaskState{}
+	if b, err := os.ReadFile(filepath.Join(dir, observedFile)); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// writeObserved is best effort: losing it only costs detail later.
+func writeObserved(dir string, m map[string]TaskState) {
+	if b, err := json.Marshal(m); err == nil {
+		_ = sweep.WriteFileAtomic(filepath.Join(dir, observedFile), b, 0o644)
+	}
 }
 
 // markerIsFor reports whether an exit marker was written by the task key

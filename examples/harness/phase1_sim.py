@@ -8,7 +8,7 @@ writes a result.json (schema v1, docs/results.md) with plausible,
 deterministic figures: the same cell, case and --sim-seed give the same
 numbers.
 
-Failure modes, chosen with --sim MODE (empty means pass):
+Failure modes, chosen with --sim MODE (empty or "pass" means pass):
   fail-case:TC-04   that case's verdict is FAIL; exit 1
   exit:N            write the result, then exit with status N
   sleep:S           sleep S seconds first (to run past a time limit)
@@ -56,6 +56,9 @@ def parse():
 def main():
     args, geometry = parse()
     mode, _, arg = args.sim.partition(":")
+    if mode not in ("", "pass", "fail-case", "exit", "sleep", "garbage", "no-result", "slow"):
+        print(f"phase1-sim: unknown --sim mode {args.sim!r}", file=sys.stderr)
+        return 2
     if mode == "sleep":
         time.sleep(float(arg))
     os.makedirs(args.results_dir, exist_ok=True)

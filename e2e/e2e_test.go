@@ -1,0 +1,218 @@
+// Package e2e runs kvsweep against real Slurm clusters: one with accounting
+// (slurmdbd) and one without, started by scripts/slurm-env.sh, which
+// exports KVSWEEP_SLURM_ACCT and KVSWEEP_SLURM_NOACCT (their slurm.conf).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+var (
+	binary  string // the kvsweep binary under test
+	harness string // the simulated harness
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kvsweep-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "kvsweep")
+	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/kvsweep").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building kvsweep: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	harness, _ = filepath.Abs("../examples/harness/phase1_sim.py")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type cluster struct {
+	name       string
+	conf       string
+	accounting bool
+}
+
+func (c cluster) env() []string { return []string{"SLURM_CONF=" + c.conf} }
+
+// clusters returns the test clusters. They are required: the README's test
+// command starts them; only -short runs without.
+func clusters(t *testing.T) []cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the real Slurm clusters of scripts/slurm-env.sh (not with -short)")
+	}
+	var out []cluster
+	for _, c := range []struct {
+		name, env string
+		acct      bool
+	}{{"acct", "KVSWEEP_SLURM_ACCT", true}, {"noacct", "KVSWEEP_SLURM_NOACCT", false}} {
+		conf := os.Getenv(c.env)
+		if conf == "" {
+			t.Fatalf("%s is not set: start the clusters with scripts/slurm-env.sh start and eval \"$(scripts/slurm-env.sh env)\" (the README's test command does both)", c.env)
+		}
+		out = append(out, cluster{c.name, conf, c.acct})
+	}
+	return out
+}
+
+func (c cluster) slurm() *sbatch.Slurm {
+	return &sbatch.Slurm{Env: c.env(), Deadline: 2 * time.Minute}
+}
+
+// kvsweep runs the binary against cluster c.
+func kvsweep(t *testing.T, c cluster, extraEnv []string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(append(os.Environ(), c.env()...), extraEnv...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func mustKvsweep(t *testing.T, c cluster, args ...string) string {
+	t.Helper()
+	out, errs, err := kvsweep(t, c, nil, args...)
+	if err != nil {
+		t.Fatalf("kvsweep %s: %v\n%s%s", strings.Join(args, " "), err, out, errs)
+	}
+	return out
+}
+
+// spec writes a sweep spec running the simulated harness with one cell per
+// value of sims, on the given topologies, and renders it.
+func renderSweep(t *testing.T, c cluster, name string, sims []string, topologies []string, extra string) (dir string, m *sweep.Manifest) {
+	t.Helper()
+	tmp := t.TempDir()
+	var tops []string
+	for _, tp := range topologies {
+		tops = append(tops, fmt.Sprintf("  %s: {kind: aggregated, resources: {gpus_per_node: 1, cpus_per_task: 1, mem: 200M, time: 1m}}", tp))
+	}
+	q := make([]string, len(sims))
+	for i, s := range sims {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	spec := fmt.Sprintf(`version: 1
+name: %s
+container: {runtime: none}
+harness:
+  command: [python3, %q, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}", --sim, "{{.Params.sim}}"]
+topologies:
+%s
+geometries: {g: {flags: {model: m}}}
+matrix:
+  engine: [vllm]
+  topology: [%s]
+  geometry: [g]
+  case: [TC-01]
+  sim: [%s]
+%s`, name, harness, strings.Join(tops, "\n"), strings.Join(topologies, ", "), strings.Join(q, ", "), extra)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(tmp, "sweep")
+	mustKvsweep(t, c, "render", path, "--out", dir, "--sweep-id", fmt.Sprintf("%s-%s-%d", name, c.name, time.Now().UnixNano()%1e9))
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m
+}
+
+// waitFor polls status until cond holds or the timeout passes.
+func waitFor(t *testing.T, c cluster, dir string, timeout time.Duration, what string, cond func([]sbatch.CellStatus) bool) []sbatch.CellStatus {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(cells) {
+			return cells
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not after %s: %s", what, timeout, describe(cells))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func describe(cells []sbatch.CellStatus) string {
+	var b strings.Builder
+	for _, c := range cells {
+		fmt.Fprintf(&b, "\n  %s %s %s exit=%d reason=%q source=%s", c.Name, c.Task, c.State, c.ExitCode, c.Reason, c.Source)
+	}
+	return b.String()
+}
+
+func byName(cells []sbatch.CellStatus) map[string]sbatch.CellStatus {
+	m := map[string]sbatch.CellStatus{}
+	for _, c := range cells {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// slurmTasks lists the array tasks Slurm knows for a sweep's job-name
+// prefix, from squeue (and sacct where accounting runs): name -> task ids.
+func slurmTasks(t *testing.T, c cluster, sweepID string) map[string][]string {
+	t.Helper()
+	prefix := sbatch.JobName(sweepID, "")
+	tasks := map[string]map[string]bool{}
+	add := func(out []byte) {
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			id, name, ok := strings.Cut(line, "|")
+			if !ok || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			if tasks[name] == nil {
+				tasks[name] = map[string]bool{}
+			}
+			tasks[name][id] = true
+		}
+	}
+	cmd := exec.Command("squeue", "--noheader", "--array", "--states=all", "--format=%i|%j")
+	cmd.Env = append(os.Environ(), c.env()...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("squeue: %v", err)
+	}
+	add(out)
+	if c.accounting {
+		cmd := exec.Command("sacct", "--noheader", "--parsable2", "-X", "--starttime=now-1hour", "--format=JobID,JobName")
+		cmd.Env = append(os.Environ(), c.env()...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sacct: %v", err)
+		}
+		add(out)
+	}
+	res := map[string][]string{}
+	for name, ids := range tasks {
+		for id := range ids {
+			if !strings.Contains(id, "[") { // a pending range is listed by task elsewhere
+				res[name] = append(res[name], id)
+			}
+		}
+	}
+	return res
+}
+
+func cancelSweep(t *testing.T, c cluster, dir string) {
+	_, _, _ = kvsweep(t, c, nil, "cancel", dir, "--scheduler", "slurm")
+}

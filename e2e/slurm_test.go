@@ -1,0 +1,298 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// TestOutage runs first and alone (it stops a controller): slurmctld is
+// down when submit starts and back 20 s later; submit retries and every
+// cell is submitted exactly once.
+func TestOutage(t *testing.T) {
+	c := clusters(t)[1] // noacct
+	dir, m := renderSweep(t, c, "outage", []string{"pass", "exit:3"}, []string{"a", "b"}, "")
+	defer cancelSweep(t, c, dir)
+	ctl := func(action string) {
+		out, err := exec.Command("../scripts/slurm-env.sh", action, c.name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("slurm-env.sh %s: %v\n%s", action, err, out)
+		}
+	}
+	ctl("ctld-stop")
+	defer ctl("ctld-start")
+	cmd := exec.Command(binary, "submit", dir, "--scheduler", "slurm", "--retry-deadline", "3m")
+	cmd.Env = append(os.Environ(), c.env()...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Second)
+	ctl("ctld-start")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("submit across the outage: %v\n%s", err, out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("submit did not finish after the controller came back:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "retrying in") {
+		t.Errorf("submit did not report retries:\n%s", out.String())
+	}
+	checkExactlyOnce(t, c, dir, m)
+}
+
+func TestOutcomes(t *testing.T) {
+	cs := clusters(t)
+	t.Parallel()
+	for _, c := range cs {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sims := []string{"pass", "exit:3", "sleep:600", "sleep:300"}
+			dir, _ := renderSweep(t, c, "outcomes", sims, []string{"aggregated"}, "")
+			defer cancelSweep(t, c, dir)
+			mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+			cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []sbatch.CellStatus) bool {
+				return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == sbatch.StateRunning
+			})
+			victim := byName(cells)["vllm-aggregated-g-sim-sleep-300"].ID
+			mustKvsweep(t, c, "cancel", dir, "--cells", victim)
+			cells = waitFor(t, c, dir, 4*time.Minute, "every cell terminal", sbatch.Done)
+			want := map[string]struct {
+				state string
+				exit  int
+			}{
+				"vllm-aggregated-g-sim-pass":      {sbatch.StateCompleted, 0},
+				"vllm-aggregated-g-sim-exit-3":    {sbatch.StateFailed, 3},
+				"vllm-aggregated-g-sim-sleep-600": {sbatch.StateTimeout, -1},
+				"vllm-aggregated-g-sim-sleep-300": {sbatch.StateCancelled, -1},
+			}
+			check := func(cells []sbatch.CellStatus, when string) {
+				t.Helper()
+				got := byName(cells)
+				for name, w := range want {
+					g := got[name]
+					if g.State != w.state || (w.exit >= 0 && g.ExitCode != w.exit) {
+						t.Errorf("%s: %s: got %s exit %d (source %s), want %s exit %d", when, name, g.State, g.ExitCode, g.Source, w.state, w.exit)
+					}
+				}
+			}
+			check(cells, "when done")
+			// The job's own exit marker agrees with Slurm.
+			for _, cs := range cells {
+				mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+				if err != nil || !ok {
+					t.Errorf("%s: no exit marker: %v", cs.Name, err)
+					continue
+				}
+				if cs.State == sbatch.StateFailed && mk.ExitCode != 3 {
+					t.Errorf("%s: exit marker says %d", cs.Name, mk.ExitCode)
+				}
+			}
+			if !c.accounting {
+				// Once squeue has forgotten the jobs (MinJobAge), status still
+				// knows how each ended.
+				time.Sleep(45 * time.Second)
+				s := c.slurm()
+				cells, poll, err := sbatch.Status(context.Background(), dir, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(poll.Tasks) != 0 {
+					t.Fatalf("squeue still lists %d tasks after MinJobAge", len(poll.Tasks))
+				}
+				check(cells, "after Slurm forgot the jobs")
+			}
+		})
+	}
+}
+
+// With --max-running 2, never more than two tasks of the array run at once.
+func TestThrottle(t *testing.T) {
+	c := clusters(t)[0]
+	t.Parallel()
+	dir, _ := renderSweep(t, c, "throttle", []string{"sleep:6", "sleep:6.1", "sleep:6.2", "sleep:6.3", "sleep:6.4", "sleep:6.5"}, []string{"aggregated"}, "")
+	defer cancelSweep(t, c, dir)
+	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm", "--max-running", "2")
+	maxSeen := 0
+	end := time.Now().Add(3 * time.Minute)
+	for {
+		cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := sbatch.Counts(cells)[sbatch.StateRunning]
+		if running > 2 {
+			t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
+		}
+		maxSeen = max(maxSeen, running)
+		if sbatch.Done(cells) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("not done: %s", describe(cells))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if maxSeen != 2 {
+		t.Errorf("at most %d tasks ran at once; the throttle allows 2", maxSeen)
+	}
+}
+
+// resubmit --failed submits exactly the cells that failed, as one array
+// over their indices.
+func TestResubmitFailed(t *testing.T) {
+	c := clusters(t)[0]
+	t.Parallel()
+	dir, m := renderSweep(t, c, "resubmit", []string{"pass", "exit:3", "pass-2", "exit:4"}, []string{"aggregated"}, "")
+	_ = m
+	defer cancelSweep(t, c, dir)
+	// "pass-2" is not a mode the simulator knows: it exits 2, a third failure kind.
+	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+	cells := waitFor(t, c, dir, 2*time.Minute, "first round done", sbatch.Done)
+	var failed []int
+	for _, cs := range cells {
+		if cs.State != sbatch.StateCompleted {
+			failed = append(failed, cs.Index)
+		}
+	}
+	if len(failed) != 3 {
+		t.Fatalf("want 3 failed cells: %s", describe(cells))
+	}
+	out := mustKvsweep(t, c, "resubmit", dir, "--failed")
+	if !strings.Contains(out, "submitted 3 cells") || !strings.Contains(out, "in 1 sbatch calls") {
+		t.Errorf("resubmit: %s", out)
+	}
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := sweep.Submissions(recs)
+	last := subs[len(subs)-1].Intent
+	if want := sbatch.FormatIndices(failed); last.Indices != want {
+		t.Errorf("resubmitted indices %s, want the failed cells %s", last.Indices, want)
+	}
+	cells = waitFor(t, c, dir, 2*time.Minute, "second round done", sbatch.Done)
+	for _, cs := range cells {
+		wantAttempts := 1
+		if cs.State != sbatch.StateCompleted {
+			wantAttempts = 2
+		}
+		if cs.Attempt != wantAttempts {
+			t.Errorf("%s: %d attempts, want %d", cs.Name, cs.Attempt, wantAttempts)
+		}
+	}
+	// Nothing left to resubmit among pending, running or completed cells.
+	if out := mustKvsweep(t, c, "resubmit", dir, "--missing"); !strings.Contains(out, "nothing to resubmit") {
+		t.Errorf("resubmit --missing: %s", out)
+	}
+}
+
+// Killing submit at any step, then submitting again, leaves every cell
+// submitted exactly once, as Slurm itself reports by job name.
+func TestCrashRecovery(t *testing.T) {
+	steps := []string{"manifest", "reconciled", "intent:1", "intent:2", "sbatch:1", "sbatch:2", "submitted:1", "submitted:2"}
+	cs := clusters(t)
+	t.Parallel()
+	for _, c := range cs {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for _, step := range steps {
+				t.Run(strings.ReplaceAll(step, ":", "-"), func(t *testing.T) {
+					dir, m := renderSweep(t, c, "crash", []string{"sleep:20", "sleep:21"}, []string{"a", "b"}, "")
+					defer cancelSweep(t, c, dir)
+					_, errs, err := kvsweep(t, c, []string{"KVSWEEP_TEST_CRASH_AT=" + step}, "submit", dir, "--scheduler", "slurm")
+					ee, ok := err.(*exec.ExitError)
+					if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+						t.Fatalf("submit was not killed at %s: %v\n%s", step, err, errs)
+					}
+					out, errs, err := kvsweep(t, c, nil, "submit", dir, "--scheduler", "slurm")
+					if err != nil {
+						t.Fatalf("second submit: %v\n%s%s", err, out, errs)
+					}
+					// A crash after sbatch returned leaves a job for the second
+					// submit to adopt; one before it, an intent Slurm never got.
+					switch {
+					case strings.HasPrefix(step, "sbatch"):
+						if !strings.Contains(errs, "1 adopted from Slurm, 0 never received") {
+							t.Errorf("after a crash at %s the job was not adopted: %q", step, errs)
+						}
+					case strings.HasPrefix(step, "intent"):
+						if !strings.Contains(errs, "0 adopted from Slurm, 1 never received") {
+							t.Errorf("after a crash at %s the intent was not abandoned: %q", step, errs)
+						}
+					}
+					checkExactlyOnce(t, c, dir, m)
+				})
+			}
+		})
+	}
+}
+
+// checkExactlyOnce asserts that Slurm holds one task per cell of the sweep
+// and the journal names each of those jobs.
+func checkExactlyOnce(t *testing.T, c cluster, dir string, m *sweep.Manifest) {
+	t.Helper()
+	tasks := slurmTasks(t, c, m.SweepID)
+	total := 0
+	for _, ids := range tasks {
+		total += len(ids)
+	}
+	if total != len(m.Cells) {
+		t.Fatalf("Slurm holds %d tasks for %d cells: %v", total, len(m.Cells), tasks)
+	}
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inJournal := map[string]bool{}
+	covered := 0
+	for _, s := range sweep.Submissions(recs) {
+		if s.JobID == "" && !s.Abandoned {
+			t.Errorf("submission %d left unconfirmed", s.Intent.Seq)
+		}
+		if s.JobID != "" {
+			inJournal[s.Intent.JobName] = true
+			idx, _ := sbatch.ParseIndices(s.Intent.Indices)
+			covered += len(idx)
+		}
+	}
+	for name := range tasks {
+		if !inJournal[name] {
+			t.Errorf("Slurm has job %s the journal does not name", name)
+		}
+	}
+	if covered != len(m.Cells) {
+		t.Errorf("journal covers %d cells, want %d", covered, len(m.Cells))
+	}
+}
+
+// One status poll of a sweep costs one sacct and one squeue call.
+func TestPollCost(t *testing.T) {
+	c := clusters(t)[0]
+	t.Parallel()
+	dir, _ := renderSweep(t, c, "poll", []string{"pass", "exit:3", "sleep:2"}, []string{"a", "b", "c"}, "")
+	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+	s := c.slurm()
+	if _, _, err := sbatch.Status(context.Background(), dir, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Calls != 2 {
+		t.Errorf("one poll of 9 cells in 3 arrays made %d Slurm calls, want 2 (sacct + squeue)", s.Calls)
+	}
+	waitFor(t, c, dir, 2*time.Minute, "done", sbatch.Done)
+}

@@ -1,0 +1,134 @@
+package sbatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// localSweep renders a sweep of the simulated harness, one cell per sim
+// mode, with the given time limit.
+func localSweep(t *testing.T, sims []string, limit string) (string, *sweep.Manifest) {
+	t.Helper()
+	harness, _ := filepath.Abs("../examples/harness/phase1_sim.py")
+	q := make([]string, len(sims))
+	for i, s := range sims {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	src := fmt.Sprintf(`version: 1
+name: local
+scheduler: local
+harness:
+  command: [python3, %q, --results-dir, "{{.CellDir}}", --sim, "{{.Params.sim}}"]
+topologies: {aggregated: {resources: {time: %s}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: [%s]}
+`, harness, limit, strings.Join(q, ", "))
+	dir, m := renderSpec(t, "local.yaml", []byte(src), Options{SweepID: "local-test"})
+	return dir, m
+}
+
+func runLocal(t *testing.T, ctx context.Context, dir string, parallel int) []CellStatus {
+	t.Helper()
+	j, err := sweep.OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	l := &Local{Dir: dir, Parallel: parallel, Grace: time.Second, Journal: j}
+	if _, err := Submit(ctx, j, dir, l, SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Wait(ctx)
+	cells, _, err := Status(context.Background(), dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}
+
+func TestLocalOutcomes(t *testing.T) {
+	dir, m := localSweep(t, []string{"pass", "exit:3", "sleep:30"}, "2s")
+	start := time.Now()
+	cells := runLocal(t, context.Background(), dir, 3)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the time limit was not enforced: the run took %s", d)
+	}
+	want := map[string]string{"vllm-aggregated-g-sim-pass": StateCompleted, "vllm-aggregated-g-sim-exit-3": StateFailed, "vllm-aggregated-g-sim-sleep-30": StateTimeout}
+	for _, c := range cells {
+		if c.State != want[c.Name] {
+			t.Errorf("%s: %s (exit %d), want %s", c.Name, c.State, c.ExitCode, want[c.Name])
+		}
+		if c.Name == "vllm-aggregated-g-sim-exit-3" && c.ExitCode != 3 {
+			t.Errorf("%s: exit %d, want 3", c.Name, c.ExitCode)
+		}
+	}
+	// The job saw Slurm's variables: its result names the array task.
+	var res struct {
+		Slurm struct {
+			ArrayJobID  string `json:"array_job_id"`
+			ArrayTaskID string `json:"array_task_id"`
+		} `json:"slurm"`
+	}
+	c0 := m.Cells[0]
+	b, err := os.ReadFile(filepath.Join(dir, "cells", c0.ID, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.Slurm.ArrayJobID != "1" || res.Slurm.ArrayTaskID != fmt.Sprint(c0.Index) {
+		t.Errorf("SLURM_ARRAY_* in the job: %+v %v", res.Slurm, err)
+	}
+	// The timed-out job wrote its exit marker from the TERM trap.
+	for _, c := range cells {
+		if c.State == StateTimeout {
+			mk, ok, _ := sweep.ReadExitMarker(dir, c.ID)
+			if !ok || mk.Signal != "TERM" || mk.ExitCode != 143 {
+				t.Errorf("timeout exit marker: %+v %v", mk, ok)
+			}
+		}
+	}
+}
+
+// At most Parallel tasks run at once.
+func TestLocalConcurrency(t *testing.T) {
+	dir, _ := localSweep(t, []string{"sleep:1", "sleep:1.1", "sleep:1.2", "sleep:1.3", "sleep:1.4"}, "1m")
+	runLocal(t, context.Background(), dir, 2)
+	recs, _ := sweep.ReadJournal(dir)
+	running, peak := 0, 0
+	for _, r := range recs {
+		switch {
+		case r.Type == sweep.RecStarted && r.TaskID != "":
+			running++
+			peak = max(peak, running)
+		case r.Type == sweep.RecFinished:
+			running--
+		}
+	}
+	if peak != 2 {
+		t.Errorf("peak concurrency %d, want 2", peak)
+	}
+}
+
+// Cancelling (Ctrl-C) terminates running tasks and records queued ones.
+func TestLocalCancel(t *testing.T) {
+	dir, _ := localSweep(t, []string{"sleep:30", "sleep:31"}, "1m")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	cells := runLocal(t, ctx, dir, 1)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+	for _, c := range cells {
+		if c.State != StateCancelled {
+			t.Errorf("%s: %s, want CANCELLED", c.Name, c.State)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test.sh: install what the tests need, start the services they use, run
+# every test, and stop what it started. This is the README's test command
+# and what CI runs (.ci/run). Root on Debian 12; idempotent.
+#
+#   scripts/test.sh            everything (about 10 minutes)
+#   scripts/test.sh -run X     extra arguments go to go test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT=(shellcheck python3 bash coreutils)
+
+need=()
+for p in "${APT[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+	echo "test.sh: installing ${need[*]}" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+scripts/slurm-env.sh install
+
+started=()
+cleanup() {
+	for s in "${started[@]}"; do "$s" stop || true; done
+}
+trap cleanup EXIT
+scripts/slurm-env.sh start
+started+=(scripts/slurm-env.sh)
+eval "$(scripts/slurm-env.sh env)"
+
+echo "test.sh: go vet" >&2
+go vet ./...
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+echo "test.sh: go test" >&2
+go test -count=1 -timeout 60m "$@" ./...
