@@ -128,7 +128,7 @@ func TestErrorClassification(t *testing.T) {
 	}
 	for msg, hint := range map[string]string{
 		"sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)": "limit of your account or QOS",
-		"sbatch: error: Batch job submission failed: Invalid partition name specified":                                                       "--partition",
+		"sbatch: error: Batch job submission failed: Invalid partition name specified":                                                      "--partition",
 		"sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified":                            "--account",
 	} {
 		if transientRE.MatchString(msg) {
