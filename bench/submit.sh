@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# bench/submit.sh: submission and polling cost on a real Slurm cluster.
+#
+# Submits a 1,000-cell sweep with kvsweep (job arrays) and the same cells
+# with a per-cell sbatch loop (kvsweep render --no-array, then one sbatch
+# per script), all held so only submission is measured, and prints both
+# wall times, their ratio and the sbatch invocations. Then times one
+# kvsweep status poll of the 1,000 cells and counts its controller calls.
+#
+# Needs the test clusters: scripts/slurm-env.sh start; eval "$(scripts/slurm-env.sh env)".
+# Usage: bench/submit.sh [CELLS]   (default 1000; a multiple of 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CELLS=${1:-1000}
+export SLURM_CONF=${SLURM_CONF:-${KVSWEEP_SLURM_ACCT:?start the test clusters: scripts/slurm-env.sh start; eval \"\$(scripts/slurm-env.sh env)\"}}
+
+work=$(mktemp -d)
+trap 'scancel --user=root >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+go build -o "$work/kvsweep" ./cmd/kvsweep
+
+cases=$(seq -f 'TC-%03g' 1 $((CELLS / 20)) | paste -sd, -)
+cat >"$work/spec.yaml" <<SPEC
+version: 1
+name: bench
+case_grouping: separate
+harness: {command: ["true"]}
+topologies: {aggregated: {resources: {cpus_per_task: 1, mem: 10M, time: 5m}}}
+geometries: {g0: {}, g1: {}, g2: {}, g3: {}, g4: {}, g5: {}, g6: {}, g7: {}, g8: {}, g9: {}}
+matrix:
+  engine: [vllm, sglang]
+  topology: [aggregated]
+  geometry: [g0, g1, g2, g3, g4, g5, g6, g7, g8, g9]
+  case: [$cases]
+SPEC
+
+ms() { date +%s%3N; }
+max_array=$(scontrol show config | awk '$1 == "MaxArraySize" {print $3}')
+
+"$work/kvsweep" render "$work/spec.yaml" --out "$work/arrays" >/dev/null
+t0=$(ms)
+"$work/kvsweep" submit "$work/arrays" --scheduler slurm --hold >/dev/null
+t1=$(ms)
+kv_ms=$((t1 - t0))
+kv_calls=$(grep -c '"type":"submitted"' "$work/arrays/state.jsonl")
+
+# One status poll, with sacct and squeue counted through shims on PATH.
+mkdir -p "$work/shims"
+for tool in sacct squeue sbatch scontrol; do
+	real=$(command -v "$tool")
+	printf '#!/bin/sh\necho %s >>"%s/calls"\nexec %s "$@"\n' "$tool" "$work" "$real" >"$work/shims/$tool"
+	chmod +x "$work/shims/$tool"
+done
+polls=()
+for _ in 1 2 3 4 5; do
+	: >"$work/calls"
+	p0=$(ms)
+	PATH=$work/shims:$PATH "$work/kvsweep" status "$work/arrays" --format json >/dev/null
+	p1=$(ms)
+	polls+=($((p1 - p0)))
+done
+poll_calls=$(sort "$work/calls" | uniq -c | awk '{printf "%s%d %s", sep, $1, $2; sep=", "}')
+poll_ms=$(printf '%s\n' "${polls[@]}" | sort -n | sed -n 3p)
+scancel --user=root
+sleep 2
+
+"$work/kvsweep" render "$work/spec.yaml" --out "$work/single" --no-array >/dev/null
+t0=$(ms)
+for s in "$work"/single/jobs/*.sbatch; do
+	(cd "$work/single" && sbatch --parsable --hold "$s" >/dev/null)
+done
+t1=$(ms)
+loop_ms=$((t1 - t0))
+loop_calls=$(find "$work/single/jobs" -name '*.sbatch' | wc -l)
+
+echo "cells:                       $CELLS (1 resource shape, MaxArraySize $max_array)"
+echo "kvsweep submit:              ${kv_ms} ms, $kv_calls sbatch call(s) (target: shapes x ceil(cells/MaxArraySize) = $(((CELLS + max_array - 1) / max_array)))"
+echo "per-cell sbatch loop:        ${loop_ms} ms, $loop_calls sbatch calls"
+echo "speed-up:                    $(awk -v a="$loop_ms" -v b="$kv_ms" 'BEGIN {printf "%.1fx", a / b}')"
+echo "status poll of $CELLS cells:   median ${poll_ms} ms of 5 (${polls[*]}), controller calls per poll: $poll_calls"
