@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils)
+APT=(shellcheck python3 bash coreutils libxml2-utils)
 
 need=()
 for p in "${APT[@]}"; do

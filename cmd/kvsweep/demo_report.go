@@ -1,16 +1,25 @@
 package main
 
 import (
-	"context"
+	"path/filepath"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/reports"
 )
 
-// demoReport prints what the demo produced.
+// demoReport collects the demo sweep into a store of its own and prints
+// its summary.
 func demoReport(e *env, dir string) error {
-	cells, _, err := sbatch.Status(context.Background(), dir, &sbatch.Local{Dir: dir})
+	run, err := collect(e, dir, &schedOpts{scheduler: "local"}, reports.DefaultMaxResultSize)
 	if err != nil {
 		return err
 	}
-	return sbatch.WriteStatus(e.stdout, cells, "table")
+	st, err := reports.OpenStore(filepath.Join(filepath.Dir(dir), "history.db"), false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Put(run); err != nil {
+		return err
+	}
+	return reports.WriteSummary(e.stdout, "table", run)
 }

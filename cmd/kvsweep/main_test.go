@@ -21,6 +21,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
+			env.Setenv("SWEEPS", mustAbs(t, "../../reports/testdata"))
+			env.Setenv("KVSWEEP_STORE", env.WorkDir+"/history.db")
 			return nil
 		},
 	})

@@ -1,0 +1,331 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// Outcomes of collecting one cell.
+const (
+	OK            = "OK"             // a valid result.json
+	Invalid       = "INVALID"        // result.json unreadable, too large, outside the sweep, or not schema v1
+	Missing       = "MISSING"        // no result.json; State says how the job ended
+	HarnessFailed = "HARNESS_FAILED" // the harness exited non-zero without explaining it in its result
+)
+
+// DefaultMaxResultSize bounds one result.json.
+const DefaultMaxResultSize = 16 << 20
+
+// CellResult is one collected cell.
+type CellResult struct {
+	CellID   string            `json:"cell_id"`
+	Name     string            `json:"name"`
+	Params   map[string]string `json:"params"`
+	Planned  []string          `json:"planned_cases"`
+	Outcome  string            `json:"outcome"`
+	Detail   string            `json:"detail,omitempty"`
+	State    string            `json:"state,omitempty"` // the scheduler's final state
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Image    Image             `json:"image"`
+	Started  string            `json:"started,omitempty"`
+	Cases    []Case            `json:"cases,omitempty"`
+	Evidence []string          `json:"evidence,omitempty"`
+}
+
+// Run is a collected sweep: the unit of the history store.
+type Run struct {
+	ID          string       `json:"id"` // the sweep id
+	Name        string       `json:"name"`
+	CollectedAt time.Time    `json:"collected_at"`
+	Started     string       `json:"started,omitempty"` // earliest cell start
+	Cells       []CellResult `json:"cells"`
+}
+
+// CellState is the scheduler's word on a cell, for cells without a result.
+type CellState struct {
+	State    string
+	ExitCode int
+}
+
+// CollectOptions control Collect.
+type CollectOptions struct {
+	MaxResultSize int64                // default DefaultMaxResultSize
+	States        map[string]CellState // by cell id; may be nil
+	ImageRef      string               // the spec's container image, joined into each cell
+	Workers       int                  // default 2 x CPUs
+	Now           time.Time            // collection time (default: now)
+}
+
+// Collect reads every cell of the sweep in dir. Cells are read in parallel
+// by a fixed number of workers, one file at a time each, so memory stays
+// bounded by workers x MaxResultSize. One bad file never stops the others.
+func Collect(dir string, opts CollectOptions) (*Run, error) {
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxResultSize <= 0 {
+		opts.MaxResultSize = DefaultMaxResultSize
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2 * runtime.NumCPU()
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	run := &Run{ID: m.SweepID, Name: m.Name, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				run.Cells[i] = collectCell(root, m.Cells[i], opts)
+			}
+		}()
+	}
+	for i := range m.Cells {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	markDuplicates(run)
+	for _, c := range run.Cells {
+		if c.Started != "" && (run.Started == "" || c.Started < run.Started) {
+			run.Started = c.Started
+		}
+	}
+	return run, nil
+}
+
+func collectCell(root string, c sweep.Cell, opts CollectOptions) CellResult {
+	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: opts.ImageRef}}
+	cr.Image.Digest = digestOf(opts.ImageRef)
+	st, hasState := opts.States[c.ID]
+	if hasState {
+		cr.State = st.State
+	}
+	mk, hasMarker, _ := sweep.ReadExitMarker(root, c.ID)
+	if hasMarker {
+		code := mk.ExitCode
+		cr.ExitCode = &code
+		cr.Started = mk.Started.UTC().Format(time.RFC3339)
+	}
+	cellDir := filepath.Join(root, sweep.CellsDir, c.ID)
+	joinRevisions(&cr, cellDir)
+
+	b, err := readContained(root, filepath.Join(cellDir, sweep.ResultFile), opts.MaxResultSize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
+			cr.Outcome = HarnessFailed
+			cr.Detail = fmt.Sprintf("the harness exited %d and wrote no result.json", mk.ExitCode)
+			return cr
+		}
+		cr.Outcome = Missing
+		if cr.State == "" {
+			cr.State = "UNKNOWN"
+			if hasMarker {
+				cr.State = "ENDED"
+				if mk.Signal != "" {
+					cr.State = "SIGNALED_" + mk.Signal
+				}
+			}
+		}
+		cr.Detail = "no result.json (" + cr.State + ")"
+		return cr
+	case err != nil:
+		cr.Outcome, cr.Detail = Invalid, err.Error()
+		return cr
+	}
+	r, err := ParseResult(b)
+	if err != nil {
+		cr.Outcome, cr.Detail = Invalid, "result.json: "+err.Error()
+		return cr
+	}
+	if r.CellID != c.ID {
+		cr.Outcome = Invalid
+		cr.Detail = fmt.Sprintf("result.json names cell %s, but it is in the directory of cell %s", r.CellID, c.ID)
+		return cr
+	}
+	cr.Cases, cr.Evidence = r.Cases, r.Evidence
+	if r.Started != "" {
+		cr.Started = r.Started
+	}
+	if r.Image != nil {
+		if r.Image.Ref != "" {
+			cr.Image.Ref = r.Image.Ref
+		}
+		if r.Image.Digest != "" {
+			cr.Image.Digest = r.Image.Digest
+		}
+		if len(r.Image.SourceRevisions) > 0 {
+			cr.Image.SourceRevisions = r.Image.SourceRevisions
+		}
+	}
+	cr.Outcome = OK
+	if hasMarker && mk.ExitCode != 0 && !anyFailed(r.Cases) {
+		cr.Outcome = HarnessFailed
+		cr.Detail = fmt.Sprintf("the harness exited %d although no case failed", mk.ExitCode)
+	}
+	return cr
+}
+
+func anyFailed(cases []Case) bool {
+	for _, c := range cases {
+		if c.Verdict == Fail || c.Verdict == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// readContained reads path, refusing a link that leads out of root and a
+// file larger than max.
+func readContained(root, path string, max int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("result.json is a broken link: %v", err)
+		}
+		if !strings.HasPrefix(target, root+string(filepath.Separator)) {
+			return nil, fmt.Errorf("result.json is a link to %s, outside the sweep directory", target)
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return nil, err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("result.json is not a regular file")
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("result.json is %s, over the %s limit (--max-result-size)", size(fi.Size()), size(max))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("result.json grew past the %s limit while being read", size(max))
+	}
+	return b, nil
+}
+
+func size(n int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// joinRevisions reads the source-revisions.json the job copied out of the
+// image into the cell directory.
+func joinRevisions(cr *CellResult, cellDir string) {
+	b, err := os.ReadFile(filepath.Join(cellDir, "source-revisions.json"))
+	if err != nil || len(b) > 1<<20 {
+		return
+	}
+	var revs map[string]any
+	if json.Unmarshal(b, &revs) == nil {
+		cr.Image.SourceRevisions = revs
+	}
+}
+
+// digestOf returns the sha256:... part of a ref pinned by digest.
+func digestOf(ref string) string {
+	if i := strings.LastIndex(ref, "@"); i >= 0 && strings.HasPrefix(ref[i+1:], "sha256:") {
+		return ref[i+1:]
+	}
+	return ""
+}
+
+// markDuplicates flags results that claim the same cell id as another.
+func markDuplicates(run *Run) {
+	seen := map[string]int{}
+	for i := range run.Cells {
+		id := run.Cells[i].CellID
+		if j, ok := seen[id]; ok {
+			run.Cells[i].Outcome = Invalid
+			run.Cells[i].Detail = fmt.Sprintf("duplicate cell id %s (also cell %s)", id, run.Cells[j].Name)
+			continue
+		}
+		seen[id] = i
+	}
+}
+
+// Counts is the number of cells per outcome.
+func (r *Run) Counts() map[string]int {
+	c := map[string]int{}
+	for _, cell := range r.Cells {
+		c[cell.Outcome]++
+	}
+	return c
+}
+
+// CountsLine is "8 OK, 1 INVALID, 1 MISSING".
+func (r *Run) CountsLine() string {
+	counts := r.Counts()
+	var parts []string
+	for _, o := range []string{OK, HarnessFailed, Invalid, Missing} {
+		if counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Complete reports whether every cell has a valid result.
+func (r *Run) Complete() bool {
+	for _, c := range r.Cells {
+		if c.Outcome != OK {
+			return false
+		}
+	}
+	return true
+}
+
+// CaseIDs is the sorted union of the cases planned in the runs.
+func CaseIDs(runs ...*Run) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		for _, c := range r.Cells {
+			for _, id := range c.Planned {
+				set[id] = true
+			}
+			for _, cs := range c.Cases {
+				set[cs.ID] = true
+			}
+		}
+	}
+	ids := make([]string, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}

@@ -1,0 +1,267 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// CompareOptions control Compare.
+type CompareOptions struct {
+	// Threshold is the relative change (0.05 = 5%) past which a change for
+	// the worse is a regression; PerMetric overrides it by metric name.
+	Threshold float64
+	PerMetric map[string]float64
+	// Ignore lists parameters that distinguish samples of one cell, not
+	// cells (default: repeat).
+	Ignore []string
+}
+
+// VerdictChange is a case whose verdict differs between the two sides.
+type VerdictChange struct {
+	Cell      string `json:"cell"`
+	Case      string `json:"case"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	Worse     bool   `json:"worse"`
+}
+
+// MetricDelta compares one metric of one case of one cell.
+type MetricDelta struct {
+	Cell         string    `json:"cell"`
+	Case         string    `json:"case"`
+	Metric       string    `json:"metric"`
+	Unit         string    `json:"unit,omitempty"`
+	Direction    string    `json:"direction,omitempty"`
+	Baseline     []float64 `json:"baseline"`
+	Candidate    []float64 `json:"candidate"`
+	BaselineMed  float64   `json:"baseline_median"`
+	CandidateMed float64   `json:"candidate_median"`
+	DeltaPct     float64   `json:"delta_pct"`
+	// Significance is "p=0.008 n=5+5" from a Mann-Whitney U test, "~" when
+	// the samples do not differ significantly, or "n=1" when a side has a
+	// single sample and nothing can be tested.
+	Significance string  `json:"significance"`
+	Threshold    float64 `json:"threshold"`
+	Regression   bool    `json:"regression"`
+	Improvement  bool    `json:"improvement"`
+}
+
+// Comparison is baseline against candidate.
+type Comparison struct {
+	Baseline  string          `json:"baseline"`
+	Candidate string          `json:"candidate"`
+	Verdicts  []VerdictChange `json:"verdict_changes"`
+	Metrics   []MetricDelta   `json:"metrics"`
+	// OnlyIn lists cells present on one side only.
+	OnlyInBaseline  []string `json:"only_in_baseline,omitempty"`
+	OnlyInCandidate []string `json:"only_in_candidate,omitempty"`
+}
+
+// Regressions counts verdicts that got worse and metrics past threshold.
+func (c *Comparison) Regressions() int {
+	n := 0
+	for _, v := range c.Verdicts {
+		if v.Worse {
+			n++
+		}
+	}
+	for _, m := range c.Metrics {
+		if m.Regression {
+			n++
+		}
+	}
+	return n
+}
+
+// side gathers the samples of one side: per cell key, per case.
+type side struct {
+	verdicts map[string]map[string][]string // key -> case -> verdicts
+	metrics  map[string]map[string]map[string][]float64
+	meta     map[string]Metric // case/metric -> unit and direction
+	names    map[string]string
+}
+
+func gather(runs []*Run, ignore []string) *side {
+	s := &side{verdicts: map[string]map[string][]string{}, metrics: map[string]map[string]map[string][]float64{},
+		meta: map[string]Metric{}, names: map[string]string{}}
+	for _, r := range runs {
+		for _, c := range r.Cells {
+			key := cellKey(c.Params, ignore)
+			s.names[key] = key
+			if s.verdicts[key] == nil {
+				s.verdicts[key] = map[string][]string{}
+				s.metrics[key] = map[string]map[string][]float64{}
+			}
+			got := map[string]bool{}
+			for _, cs := range c.Cases {
+				got[cs.ID] = true
+				s.verdicts[key][cs.ID] = append(s.verdicts[key][cs.ID], cs.Verdict)
+				if s.metrics[key][cs.ID] == nil {
+					s.metrics[key][cs.ID] = map[string][]float64{}
+				}
+				for name, m := range cs.Metrics {
+					s.metrics[key][cs.ID][name] = append(s.metrics[key][cs.ID][name], m.Value)
+					s.meta[cs.ID+"/"+name] = m
+				}
+			}
+			for _, id := range c.Planned {
+				if !got[id] {
+					s.verdicts[key][id] = append(s.verdicts[key][id], absentVerdict(c))
+				}
+			}
+		}
+	}
+	return s
+}
+
+// absentVerdict is what a planned case without a verdict shows.
+func absentVerdict(c CellResult) string {
+	if c.Outcome == OK {
+		return "NOT_REPORTED"
+	}
+	return c.Outcome
+}
+
+// cellKey names a cell by its parameters, without those that only tell
+// samples apart: engine-topology-geometry[-key-value...].
+func cellKey(params map[string]string, ignore []string) string {
+	parts := []string{params["engine"], params["topology"], params["geometry"]}
+	var extra []string
+	for k := range params {
+		switch k {
+		case "engine", "topology", "geometry":
+			continue
+		}
+		skip := false
+		for _, ig := range ignore {
+			skip = skip || k == ig
+		}
+		if !skip {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		parts = append(parts, k+"-"+params[k])
+	}
+	return strings.Join(parts, "-")
+}
+
+// summarize folds repeated verdicts: one verdict if they agree, else FLAKY.
+func summarize(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	pass := 0
+	for _, v := range vs {
+		if v == Pass {
+			pass++
+		}
+	}
+	for _, v := range vs[1:] {
+		if v != vs[0] {
+			return fmt.Sprintf("FLAKY (%d/%d PASS)", pass, len(vs))
+		}
+	}
+	return vs[0]
+}
+
+// Compare compares the candidate runs against the baseline runs.
+func Compare(baseLabel string, base []*Run, candLabel string, cand []*Run, opts CompareOptions) *Comparison {
+	if opts.Ignore == nil {
+		opts.Ignore = []string{"repeat"}
+	}
+	b, c := gather(base, opts.Ignore), gather(cand, opts.Ignore)
+	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel}
+	for _, key := range sortedKeys(b.verdicts) {
+		if _, ok := c.verdicts[key]; !ok {
+			cmp.OnlyInBaseline = append(cmp.OnlyInBaseline, key)
+		}
+	}
+	for _, key := range sortedKeys(c.verdicts) {
+		if _, ok := b.verdicts[key]; !ok {
+			cmp.OnlyInCandidate = append(cmp.OnlyInCandidate, key)
+			continue
+		}
+		for _, cs := range sortedKeys(c.verdicts[key]) {
+			bv, cv := summarize(b.verdicts[key][cs]), summarize(c.verdicts[key][cs])
+			if bv != cv && bv != "" {
+				cmp.Verdicts = append(cmp.Verdicts, VerdictChange{Cell: key, Case: cs, Baseline: bv, Candidate: cv, Worse: bv == Pass})
+			}
+			for _, name := range sortedKeys(c.metrics[key][cs]) {
+				bs := b.metrics[key][cs][name]
+				if len(bs) == 0 {
+					continue
+				}
+				cmp.Metrics = append(cmp.Metrics, delta(key, cs, name, bs, c.metrics[key][cs][name], c.meta[cs+"/"+name], opts))
+			}
+		}
+	}
+	// Worse first (PASS -> anything), then improvements; stable by cell and case.
+	sort.SliceStable(cmp.Verdicts, func(i, j int) bool { return cmp.Verdicts[i].Worse && !cmp.Verdicts[j].Worse })
+	sort.SliceStable(cmp.Metrics, func(i, j int) bool {
+		a, b := cmp.Metrics[i], cmp.Metrics[j]
+		if a.Regression != b.Regression {
+			return a.Regression
+		}
+		return false
+	})
+	return cmp
+}
+
+func delta(cell, cs, name string, base, cand []float64, meta Metric, opts CompareOptions) MetricDelta {
+	d := MetricDelta{Cell: cell, Case: cs, Metric: name, Unit: meta.Unit, Direction: meta.Direction,
+		Baseline: append([]float64(nil), base...), Candidate: append([]float64(nil), cand...)}
+	d.BaselineMed, d.CandidateMed = median(base), median(cand)
+	if d.BaselineMed != 0 {
+		d.DeltaPct = (d.CandidateMed - d.BaselineMed) / math.Abs(d.BaselineMed) * 100
+	}
+	d.Threshold = opts.Threshold
+	if t, ok := opts.PerMetric[name]; ok {
+		d.Threshold = t
+	}
+	significant := true
+	if len(base) >= 2 && len(cand) >= 2 {
+		t := benchmath.DefaultThresholds
+		r := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64(nil), base...), &t), benchmath.NewSample(append([]float64(nil), cand...), &t))
+		significant = r.P <= r.Alpha
+		if significant {
+			d.Significance = r.String()
+		} else {
+			d.Significance = "~ (" + r.String() + ")"
+		}
+	} else {
+		d.Significance = fmt.Sprintf("n=%d", min(len(base), len(cand)))
+	}
+	worse := (meta.Direction == "lower" && d.DeltaPct > 0) || (meta.Direction == "higher" && d.DeltaPct < 0)
+	better := (meta.Direction == "lower" && d.DeltaPct < 0) || (meta.Direction == "higher" && d.DeltaPct > 0)
+	past := math.Abs(d.DeltaPct) > d.Threshold*100
+	d.Regression = worse && past && significant
+	d.Improvement = better && past && significant
+	return d
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

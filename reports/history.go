@@ -1,0 +1,217 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultFigures are the metrics the test-plan history shows per run.
+var DefaultFigures = []string{"guard_promoted_s", "first_correct_response_s", "replacement_serving_s", "ttft_ms"}
+
+// Filter selects cells: KEY=VALUE on a cell parameter (engine=vllm), on
+// image.digest, or on image.source_revisions.COMPONENT (a commit prefix).
+type Filter struct{ Key, Value string }
+
+// ParseFilters reads "k=v" terms.
+func ParseFilters(terms []string) ([]Filter, error) {
+	var out []Filter
+	for _, t := range terms {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("filter %q: expected KEY=VALUE", t)
+		}
+		out = append(out, Filter{k, v})
+	}
+	return out, nil
+}
+
+// Match reports whether a cell matches every filter.
+func Match(c CellResult, fs []Filter) bool {
+	for _, f := range fs {
+		switch {
+		case f.Key == "image.digest":
+			if !strings.HasPrefix(strings.TrimPrefix(c.Image.Digest, "sha256:"), strings.TrimPrefix(f.Value, "sha256:")) {
+				return false
+			}
+		case f.Key == "image.ref":
+			if c.Image.Ref != f.Value {
+				return false
+			}
+		case strings.HasPrefix(f.Key, "image.source_revisions."):
+			commit := Revision(c.Image.SourceRevisions, strings.TrimPrefix(f.Key, "image.source_revisions."))
+			if commit == "" || !strings.HasPrefix(commit, f.Value) {
+				return false
+			}
+		default:
+			if c.Params[f.Key] != f.Value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Select keeps the cells of runs that match the filters, dropping runs
+// left empty.
+func Select(runs []*Run, fs []Filter) []*Run {
+	if len(fs) == 0 {
+		return runs
+	}
+	var out []*Run
+	for _, r := range runs {
+		cp := *r
+		cp.Cells = nil
+		for _, c := range r.Cells {
+			if Match(c, fs) {
+				cp.Cells = append(cp.Cells, c)
+			}
+		}
+		if len(cp.Cells) > 0 {
+			out = append(out, &cp)
+		}
+	}
+	return out
+}
+
+// components in display order; others follow sorted.
+var componentOrder = []string{"dynamo", "vllm_adapter", "kvcr"}
+
+// Revision returns the commit recorded for a component in a
+// source-revisions.json, in either of its shapes ({"components": {NAME:
+// {"commit": ...}}} or {NAME: {"commit": ...}}).
+func Revision(revs map[string]any, name string) string {
+	if comps, ok := revs["components"].(map[string]any); ok {
+		revs = comps
+	}
+	switch v := revs[name].(type) {
+	case map[string]any:
+		s, _ := v["commit"].(string)
+		return s
+	case string:
+		return v
+	}
+	return ""
+}
+
+// ShortRevisions is "dynamo@1a2b3c4 vllm_adapter@5d6e7f8 kvcr@9a0b1c2+dirty".
+func ShortRevisions(revs map[string]any) string {
+	if len(revs) == 0 {
+		return ""
+	}
+	src := revs
+	if comps, ok := revs["components"].(map[string]any); ok {
+		src = comps
+	}
+	names := append([]string(nil), componentOrder...)
+	var rest []string
+	for k := range src {
+		known := false
+		for _, n := range componentOrder {
+			known = known || k == n
+		}
+		if !known {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	var parts []string
+	for _, n := range append(names, rest...) {
+		c := Revision(revs, n)
+		if c == "" {
+			continue
+		}
+		if len(c) > 7 {
+			c = c[:7]
+		}
+		if m, ok := src[n].(map[string]any); ok && m["dirty"] == true {
+			c += "+dirty"
+		}
+		parts = append(parts, n+"@"+c)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ShortDigest is the first 12 hex digits of a digest.
+func ShortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// HistoryRow is one run of the test-plan history.
+type HistoryRow struct {
+	Date       string             `json:"date"`
+	Sweep      string             `json:"sweep"`
+	Topologies []string           `json:"topologies"`
+	Engines    []string           `json:"engines"`
+	Image      string             `json:"image_digest"`
+	Revisions  string             `json:"revisions"`
+	Passed     int                `json:"cases_passed"`
+	Total      int                `json:"cases_total"`
+	Missing    int                `json:"cells_missing"`
+	Figures    map[string]float64 `json:"figures"` // median over the run's cells and cases
+	Units      map[string]string  `json:"units"`
+}
+
+// History makes one row per run, between since and until (zero: open).
+func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow {
+	var rows []HistoryRow
+	for _, r := range runs {
+		date := r.CollectedAt
+		if t, err := time.Parse(time.RFC3339, r.Started); err == nil {
+			date = t
+		}
+		if (!since.IsZero() && date.Before(since)) || (!until.IsZero() && date.After(until)) {
+			continue
+		}
+		row := HistoryRow{Date: date.UTC().Format("2006-01-02 15:04"), Sweep: r.ID, Figures: map[string]float64{}, Units: map[string]string{}}
+		tops, engs, digests, revs := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+		samples := map[string][]float64{}
+		for _, c := range r.Cells {
+			tops[c.Params["topology"]] = true
+			engs[c.Params["engine"]] = true
+			if c.Image.Digest != "" {
+				digests[ShortDigest(c.Image.Digest)] = true
+			}
+			if s := ShortRevisions(c.Image.SourceRevisions); s != "" {
+				revs[s] = true
+			}
+			if c.Outcome != OK && c.Outcome != HarnessFailed {
+				row.Missing++
+				row.Total += len(c.Planned)
+				continue
+			}
+			got := map[string]bool{}
+			for _, cs := range c.Cases {
+				got[cs.ID] = true
+				row.Total++
+				if cs.Verdict == Pass {
+					row.Passed++
+				}
+				for _, f := range figures {
+					if m, ok := cs.Metrics[f]; ok {
+						samples[f] = append(samples[f], m.Value)
+						row.Units[f] = m.Unit
+					}
+				}
+			}
+			for _, id := range c.Planned {
+				if !got[id] {
+					row.Total++
+				}
+			}
+		}
+		for f, xs := range samples {
+			row.Figures[f] = median(xs)
+		}
+		row.Topologies, row.Engines = sortedKeys(tops), sortedKeys(engs)
+		row.Image = strings.Join(sortedKeys(digests), " ")
+		row.Revisions = strings.Join(sortedKeys(revs), "; ")
+		rows = append(rows, row)
+	}
+	return rows
+}

@@ -1,0 +1,154 @@
+// Package reports reads each cell's result.json, collects a sweep into a
+// run, keeps runs in a history store, and renders summaries, baseline vs
+// candidate comparisons and the test-plan history as markdown, CSV, JSON,
+// JUnit XML or HTML.
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// SchemaVersion of result.json this kvsweep reads.
+const SchemaVersion = 1
+
+//go:embed schema/result.v1.json
+var schemaJSON []byte
+
+// SchemaJSON is the JSON Schema of result.json v1.
+func SchemaJSON() []byte { return schemaJSON }
+
+// Result is a cell's result.json.
+type Result struct {
+	SchemaVersion int            `json:"schema_version"`
+	SweepID       string         `json:"sweep_id,omitempty"`
+	CellID        string         `json:"cell_id"`
+	Params        map[string]any `json:"params,omitempty"`
+	Image         *Image         `json:"image,omitempty"`
+	Slurm         *SlurmInfo     `json:"slurm,omitempty"`
+	Started       string         `json:"started,omitempty"`
+	Finished      string         `json:"finished,omitempty"`
+	Cases         []Case         `json:"cases"`
+	Evidence      []string       `json:"evidence,omitempty"`
+}
+
+// Image is the image a cell ran in and what it was built from.
+type Image struct {
+	Ref             string         `json:"ref,omitempty"`
+	Digest          string         `json:"digest,omitempty"`
+	SourceRevisions map[string]any `json:"source_revisions,omitempty"`
+}
+
+// SlurmInfo is where a cell ran.
+type SlurmInfo struct {
+	JobID       string `json:"job_id,omitempty"`
+	ArrayJobID  string `json:"array_job_id,omitempty"`
+	ArrayTaskID string `json:"array_task_id,omitempty"`
+	Nodes       string `json:"nodes,omitempty"`
+	Partition   string `json:"partition,omitempty"`
+	State       string `json:"state,omitempty"`
+	ExitCode    *int   `json:"exit_code,omitempty"`
+}
+
+// Case is one test case of a cell.
+type Case struct {
+	ID        string            `json:"id"`
+	Verdict   string            `json:"verdict"`
+	DurationS float64           `json:"duration_s,omitempty"`
+	Message   string            `json:"message,omitempty"`
+	Metrics   map[string]Metric `json:"metrics,omitempty"`
+}
+
+// Metric is one measured figure; Direction says which way is better.
+type Metric struct {
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit,omitempty"`
+	Direction string  `json:"direction,omitempty"` // lower or higher
+}
+
+// Verdicts.
+const (
+	Pass  = "PASS"
+	Fail  = "FAIL"
+	Skip  = "SKIP"
+	Error = "ERROR"
+)
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+func compiled() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if schemaErr = c.AddResource("result.v1.json", doc); schemaErr != nil {
+			return
+		}
+		schema, schemaErr = c.Compile("result.v1.json")
+	})
+	return schema, schemaErr
+}
+
+// ParseResult validates b against the result.json v1 schema and decodes it.
+// The error says what is wrong and where (a JSON pointer).
+func ParseResult(b []byte) (*Result, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if m, ok := doc.(map[string]any); ok {
+		if v, ok := m["schema_version"]; ok && fmt.Sprint(v) != fmt.Sprint(SchemaVersion) {
+			return nil, fmt.Errorf("at /schema_version: version %v is not supported (expected %d)", v, SchemaVersion)
+		}
+	}
+	sch, err := compiled()
+	if err != nil {
+		return nil, fmt.Errorf("result schema: %v", err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		return nil, validationMessage(err)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// validationMessage reduces a schema error to its first leaf: "at
+// /cases/0/verdict: value must be one of ...".
+func validationMessage(err error) error {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err
+	}
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		msg := u.Error.String()
+		if strings.HasPrefix(msg, "validation failed") || strings.Contains(msg, "doesn't validate with") {
+			continue
+		}
+		loc := u.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		return fmt.Errorf("at %s: %s", loc, msg)
+	}
+	return err
+}
