@@ -65,15 +65,21 @@ type CollectOptions struct {
 	ImageRef      string               // the spec's container image, joined into each cell
 	Workers       int                  // default 2 x CPUs
 	Now           time.Time            // collection time (default: now)
+	// Manifest, if the caller has read it already (large sweeps have
+	// manifests of several megabytes).
+	Manifest *sweep.Manifest
 }
 
 // Collect reads every cell of the sweep in dir. Cells are read in parallel
 // by a fixed number of workers, one file at a time each, so memory stays
 // bounded by workers x MaxResultSize. One bad file never stops the others.
 func Collect(dir string, opts CollectOptions) (*Run, error) {
-	m, err := sweep.ReadManifest(dir)
-	if err != nil {
-		return nil, err
+	m := opts.Manifest
+	if m == nil {
+		var err error
+		if m, err = sweep.ReadManifest(dir); err != nil {
+			return nil, err
+		}
 	}
 	if opts.MaxResultSize <= 0 {
 		opts.MaxResultSize = DefaultMaxResultSize

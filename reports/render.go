@@ -114,9 +114,11 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		for i, c := range r.Cells {
 			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), ShortRevisions(c.Image.SourceRevisions))
 		}
+		rows, cut := budget(format, rows, StepSummaryLimit/2)
 		if err := table.Write(&b, table.Format(format), header, rows); err != nil {
 			return err
 		}
+		cutNote(&b, cut)
 		var mrows [][]string
 		for _, c := range r.Cells {
 			for _, cs := range c.Cases {
@@ -131,9 +133,11 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 				b.WriteString("\n### Metrics\n")
 			}
 			b.WriteString("\n")
+			mrows, cut := budget(format, mrows, StepSummaryLimit-b.Len()-4096)
 			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "value", "unit", "better"}, mrows); err != nil {
 				return err
 			}
+			cutNote(&b, cut)
 		}
 		return writeLimited(w, format, b.Bytes())
 	}
@@ -283,6 +287,38 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// budget keeps the rows of a markdown table that fit in limit bytes (by
+// their cell widths), so a huge sweep is not laid out only to be cut; the
+// second result is how many rows were left out. Other formats keep all.
+func budget(format string, rows [][]string, limit int) ([][]string, int) {
+	if format != "markdown" {
+		return rows, 0
+	}
+	// tablewriter pads every row to the widest cell of each column.
+	var widths []int
+	for i, r := range rows {
+		if len(widths) < len(r) {
+			widths = append(widths, make([]int, len(r)-len(widths))...)
+		}
+		line := 2
+		for j, c := range r {
+			widths[j] = max(widths[j], len(c))
+			line += widths[j] + 3
+		}
+		if (i+3)*line > limit {
+			return rows[:i], len(rows) - i
+		}
+	}
+	return rows, 0
+}
+
+// cutNote says what budget left out.
+func cutNote(b *bytes.Buffer, cut int) {
+	if cut > 0 {
+		fmt.Fprintf(b, "\n> **Truncated:** %d more rows were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", cut)
+	}
 }
 
 // writeLimited writes markdown that fits a GitHub step summary: past the

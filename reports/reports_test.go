@@ -233,7 +233,7 @@ func TestMarkdownFitsStepSummary(t *testing.T) {
 	if b.Len() > StepSummaryLimit {
 		t.Fatalf("%d bytes, over the limit", b.Len())
 	}
-	if !strings.Contains(b.String(), "**Truncated:**") || !strings.Contains(b.String(), "lines were cut") {
+	if !strings.Contains(b.String(), "**Truncated:**") || !strings.Contains(b.String(), "more rows were cut") {
 		t.Error("no truncation note")
 	}
 }

@@ -122,11 +122,75 @@ func ParseResult(b []byte) (*Result, error) {
 	if err := sch.Validate(doc); err != nil {
 		return nil, validationMessage(err)
 	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
+	// The validated tree has the shape the schema promises; converting it
+	// costs far less than parsing the bytes a second time.
+	return fromDoc(doc.(map[string]any)), nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func number(v any) float64 {
+	switch n := v.(type) {
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	case float64:
+		return n
 	}
-	return &r, nil
+	return 0
+}
+
+func obj(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// fromDoc converts a result.json tree that passed the schema.
+func fromDoc(m map[string]any) *Result {
+	r := &Result{SchemaVersion: SchemaVersion, SweepID: str(m["sweep_id"]), CellID: str(m["cell_id"]),
+		Started: str(m["started"]), Finished: str(m["finished"])}
+	if p := obj(m["params"]); p != nil {
+		r.Params = make(map[string]any, len(p))
+		for k, v := range p {
+			if n, ok := v.(json.Number); ok {
+				v = number(n)
+			}
+			r.Params[k] = v
+		}
+	}
+	if im := obj(m["image"]); im != nil {
+		r.Image = &Image{Ref: str(im["ref"]), Digest: str(im["digest"]), SourceRevisions: obj(im["source_revisions"])}
+	}
+	if sl := obj(m["slurm"]); sl != nil {
+		r.Slurm = &SlurmInfo{JobID: str(sl["job_id"]), ArrayJobID: str(sl["array_job_id"]), ArrayTaskID: str(sl["array_task_id"]),
+			Nodes: str(sl["nodes"]), Partition: str(sl["partition"]), State: str(sl["state"])}
+		if v, ok := sl["exit_code"]; ok {
+			code := int(number(v))
+			r.Slurm.ExitCode = &code
+		}
+	}
+	cases, _ := m["cases"].([]any)
+	r.Cases = make([]Case, 0, len(cases))
+	for _, c := range cases {
+		cm := obj(c)
+		cs := Case{ID: str(cm["id"]), Verdict: str(cm["verdict"]), DurationS: number(cm["duration_s"]), Message: str(cm["message"])}
+		if ms := obj(cm["metrics"]); len(ms) > 0 {
+			cs.Metrics = make(map[string]Metric, len(ms))
+			for name, v := range ms {
+				mm := obj(v)
+				cs.Metrics[name] = Metric{Value: number(mm["value"]), Unit: str(mm["unit"]), Direction: str(mm["direction"])}
+			}
+		}
+		r.Cases = append(r.Cases, cs)
+	}
+	ev, _ := m["evidence"].([]any)
+	for _, e := range ev {
+		r.Evidence = append(r.Evidence, str(e))
+	}
+	return r
 }
 
 // validationMessage reduces a schema error to its first leaf: "at

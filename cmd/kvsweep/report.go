@@ -188,7 +188,7 @@ func collect(e *env, dir string, so *schedOpts, maxSize int64) (*reports.Run, er
 	if err != nil {
 		return nil, err
 	}
-	opts := reports.CollectOptions{MaxResultSize: maxSize, States: map[string]reports.CellState{}}
+	opts := reports.CollectOptions{MaxResultSize: maxSize, States: map[string]reports.CellState{}, Manifest: m}
 	if spec, err := matrix.Load(filepath.Join(dir, sweep.SpecFile)); err == nil {
 		opts.ImageRef = spec.Container.Image
 	}
@@ -210,7 +210,7 @@ func collect(e *env, dir string, so *schedOpts, maxSize int64) (*reports.Run, er
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.MarshalIndent(run, "", "  ")
+	b, err := json.Marshal(run)
 	if err != nil {
 		return nil, err
 	}

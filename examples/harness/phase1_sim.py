@@ -36,7 +36,7 @@ METRICS = {
 }
 
 
-def parse():
+def parse(argv=None):
     p = argparse.ArgumentParser(description="SIMULATED Phase 1 harness (no model is run)")
     p.add_argument("--engine", default="vllm", choices=["vllm", "sglang"])
     p.add_argument("--topology", default="aggregated")
@@ -49,12 +49,14 @@ def parse():
     p.add_argument("--etcd", nargs="?", const="")
     p.add_argument("--sim", default="")
     p.add_argument("--sim-seed", default="0")
-    args, geometry = p.parse_known_args()
+    args, geometry = p.parse_known_args(argv)
     return args, geometry
 
 
-def main():
-    args, geometry = parse()
+def main(argv=None, env=None):
+    """Run the simulator on argv (default: sys.argv) with env (default: os.environ)."""
+    env = os.environ if env is None else env
+    args, geometry = parse(argv)
     mode, _, arg = args.sim.partition(":")
     if mode not in ("", "pass", "fail-case", "exit", "sleep", "garbage", "no-result", "slow"):
         print(f"phase1-sim: unknown --sim mode {args.sim!r}", file=sys.stderr)
@@ -71,7 +73,7 @@ def main():
             f.write('{"schema_version": 1, "cases": [ this is not json')
         return 0
     slow = float(arg) if mode == "slow" else 1.0
-    cell = os.environ.get("KVSWEEP_CELL_ID", "local")
+    cell = env.get("KVSWEEP_CELL_ID", "local")
     started = time.time()
     cases = []
     failed = False
@@ -89,19 +91,20 @@ def main():
             verdict, message, failed = "FAIL", "simulated failure", True
         cases.append({"id": case, "verdict": verdict, "duration_s": round(rng.uniform(5, 60), 3),
                       "message": message, "metrics": metrics})
-        print(f"phase1-sim: {case} {verdict}")
+        if env is os.environ:
+            print(f"phase1-sim: {case} {verdict}")
     result = {
         "schema_version": 1,
-        "sweep_id": os.environ.get("KVSWEEP_SWEEP_ID", ""),
+        "sweep_id": env.get("KVSWEEP_SWEEP_ID", ""),
         "cell_id": cell,
         "params": {"engine": args.engine, "topology": args.topology, "gpus": args.gpus or "",
                    "geometry": " ".join(geometry)},
         "slurm": {
-            "job_id": os.environ.get("SLURM_JOB_ID", ""),
-            "array_job_id": os.environ.get("SLURM_ARRAY_JOB_ID", ""),
-            "array_task_id": os.environ.get("SLURM_ARRAY_TASK_ID", ""),
-            "nodes": os.environ.get("SLURM_JOB_NODELIST", socket.gethostname()),
-            "partition": os.environ.get("SLURM_JOB_PARTITION", ""),
+            "job_id": env.get("SLURM_JOB_ID", ""),
+            "array_job_id": env.get("SLURM_ARRAY_JOB_ID", ""),
+            "array_task_id": env.get("SLURM_ARRAY_TASK_ID", ""),
+            "nodes": env.get("SLURM_JOB_NODELIST", socket.gethostname()),
+            "partition": env.get("SLURM_JOB_PARTITION", ""),
         },
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# bench/collect.sh: collect + report over 10,000 result.json files written
+# by the simulated harness, against a python3 standard-library script doing
+# the same join and table (bench/collect_py.py), in the same run. Prints the
+# median wall time of 3 runs each, peak memory (max RSS) and the ratio.
+#
+# The stdlib script checks a few fields; kvsweep validates each result
+# against the full JSON Schema. For a like-for-like figure the script also
+# runs with that schema through Debian's python3-jsonschema, if installed.
+#
+# Needs: go, python3, GNU time (Debian package "time"); python3-jsonschema.
+# Usage: bench/collect.sh [REPEATS]   (cells = 2 engines x 10 geometries x REPEATS; default 500 -> 10,000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEATS=${1:-500}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/kvsweep" ./cmd/kvsweep
+
+reps=$(seq 1 "$REPEATS" | sed 's/.*/"&"/' | paste -sd, -)
+harness=$(pwd)/examples/harness/phase1_sim.py
+cat >"$work/spec.yaml" <<SPEC
+version: 1
+name: bench
+scheduler: local
+harness: {command: [python3, "$harness", --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]}
+topologies: {aggregated: {resources: {time: 5m}}}
+geometries: {g0: {}, g1: {}, g2: {}, g3: {}, g4: {}, g5: {}, g6: {}, g7: {}, g8: {}, g9: {}}
+matrix:
+  engine: [vllm, sglang]
+  topology: [aggregated]
+  geometry: [g0, g1, g2, g3, g4, g5, g6, g7, g8, g9]
+  case: [TC-01, TC-02, TC-03, TC-04, TC-05, TC-06]
+  repeat: [$reps]
+SPEC
+"$work/kvsweep" render "$work/spec.yaml" --out "$work/sweep" >/dev/null
+echo "writing $((20 * REPEATS)) results with the simulated harness..." >&2
+python3 bench/gen_results.py "$work/sweep"
+sync
+
+# measure NAME CMD...: wall ms and max RSS KiB of one run, to $work/NAME.*
+measure() {
+	local name=$1
+	shift
+	local t0 t1
+	t0=$(date +%s%N)
+	/usr/bin/time -f %M -o "$work/$name.rss" "$@" >"$work/$name.out"
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000)) >>"$work/$name.ms"
+	cat "$work/$name.rss" >>"$work/$name.rsss"
+}
+kv() {
+	"$work/kvsweep" collect "$work/sweep" --no-store --scheduler local >/dev/null &&
+		"$work/kvsweep" report "$work/sweep" --format markdown
+}
+export -f kv
+export work
+schema=reports/schema/result.v1.json
+has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
+for _ in 1 2 3; do
+	measure kvsweep bash -c kv
+	measure python python3 bench/collect_py.py "$work/sweep"
+	if [ "$has_jsonschema" = yes ]; then
+		measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep"
+	fi
+done
+med() { sort -n "$1" | sed -n 2p; }
+kv_ms=$(med "$work/kvsweep.ms")
+py_ms=$(med "$work/python.ms")
+echo "results:               $((20 * REPEATS)) result.json files, $(du -sh "$work/sweep/cells" | cut -f1)"
+echo "kvsweep collect+report: median ${kv_ms} ms of 3 ($(paste -sd' ' "$work/kvsweep.ms")), max RSS $(($(sort -n "$work/kvsweep.rsss" | tail -1) / 1024)) MiB"
+echo "python3 stdlib script:  median ${py_ms} ms of 3 ($(paste -sd' ' "$work/python.ms")), max RSS $(($(sort -n "$work/python.rsss" | tail -1) / 1024)) MiB"
+echo "ratio:                  $(awk -v a="$py_ms" -v b="$kv_ms" 'BEGIN {printf "%.2f (python / kvsweep wall time)", a / b}')"
+if [ "$has_jsonschema" = yes ]; then
+	ps_ms=$(med "$work/pyschema.ms")
+	echo "python3 + jsonschema:   median ${ps_ms} ms of 3 ($(paste -sd' ' "$work/pyschema.ms")), max RSS $(($(sort -n "$work/pyschema.rsss" | tail -1) / 1024)) MiB"
+	echo "ratio, same validation: $(awk -v a="$ps_ms" -v b="$kv_ms" 'BEGIN {printf "%.1f (python+jsonschema / kvsweep wall time)", a / b}')"
+fi
+echo "report size:            kvsweep $(wc -c <"$work/kvsweep.out") bytes, python $(wc -c <"$work/python.out") bytes"
