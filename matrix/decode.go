@@ -8,7 +8,14 @@ import (
 	"text/template"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
 )
+
+// decoder is the spec's own decoding on top of yamlpos.
+type decoder struct {
+	*yamlpos.Decoder
+}
 
 var (
 	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -30,10 +37,11 @@ func Load(path string) (*Spec, error) {
 // Parse decodes and validates a spec. file is used in messages only.
 // A non-nil error is an ErrorList.
 func Parse(file string, src []byte) (*Spec, error) {
-	root, d, err := parseYAML(file, src)
+	root, yd, err := yamlpos.Parse(file, src, "a mapping with name, topologies, geometries, harness and matrix")
 	if err != nil {
 		return nil, err
 	}
+	d := &decoder{yd}
 	s := &Spec{
 		File:         file,
 		Scheduler:    "slurm",
@@ -44,60 +52,60 @@ func Parse(file string, src []byte) (*Spec, error) {
 		Container:    Container{Runtime: "none"},
 	}
 	seen := map[string]bool{}
-	mark := func(f field) field {
-		set := f.set
-		f.set = func(n ast.Node, where string) { seen[f.name] = true; set(n, where) }
+	mark := func(f yamlpos.Field) yamlpos.Field {
+		set := f.Set
+		f.Set = func(n ast.Node, where string) { seen[f.Name] = true; set(n, where) }
 		return f
 	}
 	var matrixNode, containerNode ast.Node
-	d.fields(root, "",
-		mark(field{"version", func(n ast.Node, w string) {
-			if s.Version = d.integer(n, w); s.Version != 1 && len(d.errs) == 0 {
-				d.errorf(n, "%s: unsupported version %d (expected 1)", w, s.Version)
+	d.Fields(root, "",
+		mark(yamlpos.F("version", func(n ast.Node, w string) {
+			if s.Version = d.Integer(n, w); s.Version != 1 && len(d.Errs) == 0 {
+				d.Errorf(n, "%s: unsupported version %d (expected 1)", w, s.Version)
 			}
-		}}),
-		mark(field{"name", func(n ast.Node, w string) { s.Name = d.name(n, w) }}),
-		mark(field{"scheduler", func(n ast.Node, w string) { s.Scheduler = d.oneOf(n, w, Schedulers) }}),
-		mark(field{"case_grouping", func(n ast.Node, w string) {
+		})),
+		mark(yamlpos.F("name", func(n ast.Node, w string) { s.Name = d.name(n, w) })),
+		mark(yamlpos.F("scheduler", func(n ast.Node, w string) { s.Scheduler = d.oneOf(n, w, Schedulers) })),
+		mark(yamlpos.F("case_grouping", func(n ast.Node, w string) {
 			s.CaseGrouping = d.oneOf(n, w, []string{GroupTogether, GroupSeparate})
-		}}),
-		mark(field{"cluster", func(n ast.Node, w string) { d.cluster(n, w, &s.Cluster) }}),
-		mark(field{"container", func(n ast.Node, w string) { containerNode = n; d.container(n, w, &s.Container) }}),
-		mark(field{"env", func(n ast.Node, w string) { d.env(n, w, &s.Env) }}),
-		mark(field{"harness", func(n ast.Node, w string) { d.harness(n, w, &s.Harness) }}),
-		mark(field{"topologies", func(n ast.Node, w string) { d.topologies(n, w, s) }}),
-		mark(field{"geometries", func(n ast.Node, w string) { d.geometries(n, w, s) }}),
-		mark(field{"matrix", func(n ast.Node, w string) { matrixNode = n }}),
+		})),
+		mark(yamlpos.F("cluster", func(n ast.Node, w string) { d.cluster(n, w, &s.Cluster) })),
+		mark(yamlpos.F("container", func(n ast.Node, w string) { containerNode = n; d.container(n, w, &s.Container) })),
+		mark(yamlpos.F("env", func(n ast.Node, w string) { d.env(n, w, &s.Env) })),
+		mark(yamlpos.F("harness", func(n ast.Node, w string) { d.harness(n, w, &s.Harness) })),
+		mark(yamlpos.F("topologies", func(n ast.Node, w string) { d.topologies(n, w, s) })),
+		mark(yamlpos.F("geometries", func(n ast.Node, w string) { d.geometries(n, w, s) })),
+		mark(yamlpos.F("matrix", func(n ast.Node, w string) { matrixNode = n })),
 	)
 	for _, req := range []string{"version", "name", "harness", "topologies", "geometries", "matrix"} {
 		if !seen[req] {
-			d.errorf(root, "missing required key %q", req)
+			d.Errorf(root, "missing required key %q", req)
 		}
 	}
 	if matrixNode != nil {
 		d.matrix(matrixNode, "matrix", s)
 	}
-	if indexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
-		d.errorf(containerNode, "container.image: required for runtime %q", s.Container.Runtime)
+	if yamlpos.IndexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
+		d.Errorf(containerNode, "container.image: required for runtime %q", s.Container.Runtime)
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs
+	if len(d.Errs) > 0 {
+		return nil, d.Errs
 	}
 	return s, nil
 }
 
 func (d *decoder) name(n ast.Node, where string) string {
-	v, ok := d.scalar(n, where)
+	v, ok := d.Scalar(n, where)
 	if ok && !nameRE.MatchString(v.S) {
-		d.errorf(n, "%s: invalid name %q (expected lower-case letters, digits, '.', '_' or '-')", where, v.S)
+		d.Errorf(n, "%s: invalid name %q (expected lower-case letters, digits, '.', '_' or '-')", where, v.S)
 	}
 	return v.S
 }
 
 func (d *decoder) oneOf(n ast.Node, where string, allowed []string) string {
-	v, ok := d.scalar(n, where)
-	if ok && indexOf(allowed, v.S) < 0 {
-		d.errorf(n, "%s: unknown value %q (expected one of: %s)", where, v.S, strings.Join(allowed, ", "))
+	v, ok := d.Scalar(n, where)
+	if ok && yamlpos.IndexOf(allowed, v.S) < 0 {
+		d.Errorf(n, "%s: unknown value %q (expected one of: %s)", where, v.S, strings.Join(allowed, ", "))
 	}
 	return v.S
 }
@@ -105,102 +113,102 @@ func (d *decoder) oneOf(n ast.Node, where string, allowed []string) string {
 // line is a value that ends up on one line of a job script (an #SBATCH
 // option or a mount): it must not contain a newline.
 func (d *decoder) line(n ast.Node, where string) string {
-	v, ok := d.scalar(n, where)
+	v, ok := d.Scalar(n, where)
 	if ok && strings.ContainsAny(v.S, "\r\n") {
-		d.errorf(n, "%s: %q contains a line break (expected a single line)", where, v.S)
+		d.Errorf(n, "%s: %q contains a line break (expected a single line)", where, v.S)
 	}
 	return v.S
 }
 
 func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
-	d.fields(n, where,
-		field{"partition", func(n ast.Node, w string) { c.Partition = d.line(n, w) }},
-		field{"account", func(n ast.Node, w string) { c.Account = d.line(n, w) }},
-		field{"qos", func(n ast.Node, w string) { c.QOS = d.line(n, w) }},
-		field{"reservation", func(n ast.Node, w string) { c.Reservation = d.line(n, w) }},
-		field{"constraint", func(n ast.Node, w string) { c.Constraint = d.line(n, w) }},
-		field{"sbatch", func(n ast.Node, w string) {
-			for i, it := range d.list(n, w) {
+	d.Fields(n, where,
+		yamlpos.F("partition", func(n ast.Node, w string) { c.Partition = d.line(n, w) }),
+		yamlpos.F("account", func(n ast.Node, w string) { c.Account = d.line(n, w) }),
+		yamlpos.F("qos", func(n ast.Node, w string) { c.QOS = d.line(n, w) }),
+		yamlpos.F("reservation", func(n ast.Node, w string) { c.Reservation = d.line(n, w) }),
+		yamlpos.F("constraint", func(n ast.Node, w string) { c.Constraint = d.line(n, w) }),
+		yamlpos.F("sbatch", func(n ast.Node, w string) {
+			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
 				v := d.line(it, wi)
 				if v != "" && !strings.HasPrefix(v, "--") {
-					d.errorf(it, "%s: %q is not a long sbatch option (expected --NAME or --NAME=VALUE)", wi, v)
+					d.Errorf(it, "%s: %q is not a long sbatch option (expected --NAME or --NAME=VALUE)", wi, v)
 				}
 				c.Extra = append(c.Extra, v)
 			}
-		}},
+		}),
 	)
 }
 
 func (d *decoder) container(n ast.Node, where string, c *Container) {
-	d.fields(n, where,
-		field{"runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }},
-		field{"image", func(n ast.Node, w string) { c.Image = d.line(n, w) }},
-		field{"workdir", func(n ast.Node, w string) { c.Workdir = d.line(n, w) }},
-		field{"mounts", func(n ast.Node, w string) {
-			for i, it := range d.list(n, w) {
+	d.Fields(n, where,
+		yamlpos.F("runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }),
+		yamlpos.F("image", func(n ast.Node, w string) { c.Image = d.line(n, w) }),
+		yamlpos.F("workdir", func(n ast.Node, w string) { c.Workdir = d.line(n, w) }),
+		yamlpos.F("mounts", func(n ast.Node, w string) {
+			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
-				if _, ok := d.resolve(it).(*ast.StringNode); !ok {
-					d.errorf(it, "%s: expected a mount SRC:DST[:FLAGS] as a string, got %s (quote it in a flow list)", wi, kindName(d.resolve(it)))
+				if _, ok := d.Resolve(it).(*ast.StringNode); !ok {
+					d.Errorf(it, "%s: expected a mount SRC:DST[:FLAGS] as a string, got %s (quote it in a flow list)", wi, yamlpos.KindName(d.Resolve(it)))
 					continue
 				}
 				v := d.line(it, wi)
 				parts := strings.Split(v, ":")
 				if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || strings.Contains(v, ",") {
-					d.errorf(it, "%s: bad mount %q (expected SRC:DST or SRC:DST:FLAGS, no commas)", wi, v)
+					d.Errorf(it, "%s: bad mount %q (expected SRC:DST or SRC:DST:FLAGS, no commas)", wi, v)
 				}
 				c.Mounts = append(c.Mounts, v)
 			}
-		}},
+		}),
 	)
 }
 
 func (d *decoder) env(n ast.Node, where string, e *Env) {
-	d.fields(n, where,
-		field{"pass", func(n ast.Node, w string) {
-			for i, it := range d.list(n, w) {
+	d.Fields(n, where,
+		yamlpos.F("pass", func(n ast.Node, w string) {
+			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
-				v, ok := d.scalar(it, wi)
+				v, ok := d.Scalar(it, wi)
 				if ok && !envRE.MatchString(v.S) {
-					d.errorf(it, "%s: %q is not an environment variable name", wi, v.S)
+					d.Errorf(it, "%s: %q is not an environment variable name", wi, v.S)
 				}
 				e.Pass = append(e.Pass, v.S)
 			}
-		}},
-		field{"set", func(n ast.Node, w string) {
-			for _, kv := range d.mapping(n, w) {
-				wk := join(w, kv.Key)
+		}),
+		yamlpos.F("set", func(n ast.Node, w string) {
+			for _, kv := range d.Mapping(n, w) {
+				wk := yamlpos.Join(w, kv.Key)
 				switch {
 				case !envRE.MatchString(kv.Key):
-					d.errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
+					d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
 				case secretRE.MatchString(kv.Key):
-					d.errorf(kv.KeyN, "%s: %q looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written", w, kv.Key)
+					d.Errorf(kv.KeyN, "%s: %q looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written", w, kv.Key)
 				}
-				if v, ok := d.scalar(kv.Value, wk); ok {
+				if v, ok := d.Scalar(kv.Value, wk); ok {
 					if e.Set == nil {
 						e.Set = map[string]string{}
 					}
 					e.Set[kv.Key] = v.S
 				}
 			}
-			e.SetKeys = sortedKeys(e.Set)
-		}},
+			e.SetKeys = yamlpos.SortedKeys(e.Set)
+		}),
 	)
 }
 
 func (d *decoder) harness(n ast.Node, where string, h *Harness) {
-	d.fields(n, where,
-		field{"command", func(n ast.Node, w string) {
-			items := d.list(n, w)
-			if len(items) == 0 && len(d.errs) == 0 {
-				d.errorf(n, "%s: empty (expected the harness argv, for example [python3, -m, tests.e2e.phase1])", w)
+	d.Fields(n, where,
+		yamlpos.F("command", func(n ast.Node, w string) {
+			items := d.List(n, w)
+			if len(items) == 0 && len(d.Errs) == 0 {
+				d.Errorf(n, "%s: empty (expected the harness argv, for example [python3, -m, tests.e2e.phase1])", w)
 			}
 			h.Command = d.templates(items, w)
-		}},
-		field{"cases_flag", func(n ast.Node, w string) { h.CasesFlag = d.str(n, w) }},
+		}),
+		yamlpos.F("cases_flag", func(n ast.Node, w string) { h.CasesFlag = d.Str(n, w) }),
 	)
-	if h.Command == nil && len(d.errs) == 0 {
-		d.errorf(n, "%s: missing required key \"command\"", where)
+	if h.Command == nil && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: missing required key \"command\"", where)
 	}
 }
 
@@ -209,12 +217,12 @@ func (d *decoder) templates(items []ast.Node, where string) []Value {
 	out := make([]Value, 0, len(items))
 	for i, it := range items {
 		wi := fmt.Sprintf("%s[%d]", where, i)
-		v, ok := d.scalar(it, wi)
+		v, ok := d.Scalar(it, wi)
 		if !ok {
 			continue
 		}
 		if _, err := template.New(wi).Option("missingkey=error").Parse(v.S); err != nil {
-			d.errorf(it, "%s: bad template %q: %v", wi, v.S, templateErr(err))
+			d.Errorf(it, "%s: bad template %q: %v", wi, v.S, templateErr(err))
 		}
 		out = append(out, v)
 	}
@@ -235,31 +243,31 @@ func templateErr(err error) string {
 }
 
 func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
-	entries := d.mapping(n, where)
-	if len(entries) == 0 && len(d.errs) == 0 {
-		d.errorf(n, "%s: empty (expected at least one topology)", where)
+	entries := d.Mapping(n, where)
+	if len(entries) == 0 && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: empty (expected at least one topology)", where)
 	}
 	for _, e := range entries {
-		w := join(where, e.Key)
+		w := yamlpos.Join(where, e.Key)
 		if !nameRE.MatchString(e.Key) {
-			d.errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
+			d.Errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
 		t := &Topology{Name: e.Key, Kind: "aggregated", Workers: 2,
 			Resources: Resources{Nodes: 1, CPUsPerTask: 1, Time: defaultTime}}
 		kindSet := false
-		d.fields(e.Value, w,
-			field{"kind", func(n ast.Node, w string) { t.Kind = d.oneOf(n, w, TopologyKinds); kindSet = true }},
-			field{"resources", func(n ast.Node, w string) { d.resources(n, w, &t.Resources) }},
-			field{"args", func(n ast.Node, w string) { t.Args = d.templates(d.list(n, w), w) }},
-			field{"agent", func(n ast.Node, w string) { t.Agent = d.templates(d.list(n, w), w) }},
-			field{"service", func(n ast.Node, w string) { t.Service = d.templates(d.list(n, w), w) }},
-			field{"workers", func(n ast.Node, w string) {
-				if t.Workers = d.integer(n, w); t.Workers < 1 {
-					d.errorf(n, "%s: %d is out of range (expected an integer >= 1)", w, t.Workers)
+		d.Fields(e.Value, w,
+			yamlpos.F("kind", func(n ast.Node, w string) { t.Kind = d.oneOf(n, w, TopologyKinds); kindSet = true }),
+			yamlpos.F("resources", func(n ast.Node, w string) { d.resources(n, w, &t.Resources) }),
+			yamlpos.F("args", func(n ast.Node, w string) { t.Args = d.templates(d.List(n, w), w) }),
+			yamlpos.F("agent", func(n ast.Node, w string) { t.Agent = d.templates(d.List(n, w), w) }),
+			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
+			yamlpos.F("workers", func(n ast.Node, w string) {
+				if t.Workers = d.Integer(n, w); t.Workers < 1 {
+					d.Errorf(n, "%s: %d is out of range (expected an integer >= 1)", w, t.Workers)
 				}
-			}},
+			}),
 		)
-		if !kindSet && indexOf(TopologyKinds, e.Key) >= 0 {
+		if !kindSet && yamlpos.IndexOf(TopologyKinds, e.Key) >= 0 {
 			t.Kind = e.Key // a topology named after a kind is of that kind
 		}
 		d.checkKind(e.KeyN, w, t)
@@ -274,67 +282,67 @@ func (d *decoder) checkKind(n ast.Node, where string, t *Topology) {
 	switch t.Kind {
 	case "two-node":
 		if r.Nodes != 2 {
-			d.errorf(n, "%s: kind two-node needs resources.nodes: 2, got %d", where, r.Nodes)
+			d.Errorf(n, "%s: kind two-node needs resources.nodes: 2, got %d", where, r.Nodes)
 		}
 		if len(t.Agent) == 0 {
-			d.errorf(n, "%s: kind two-node needs an agent command (the node agent started on the second node)", where)
+			d.Errorf(n, "%s: kind two-node needs an agent command (the node agent started on the second node)", where)
 		}
 	case "disagg-2p1d":
 		if r.GPUsPerNode < 2 {
-			d.errorf(n, "%s: kind disagg-2p1d needs at least 2 GPUs (3, or 2 shared with --gpus 0,0,1), got %d", where, r.GPUsPerNode)
+			d.Errorf(n, "%s: kind disagg-2p1d needs at least 2 GPUs (3, or 2 shared with --gpus 0,0,1), got %d", where, r.GPUsPerNode)
 		}
 	}
 	if t.Kind != "two-node" && r.Nodes != 1 {
-		d.errorf(n, "%s: kind %s runs on one node, got resources.nodes: %d", where, t.Kind, r.Nodes)
+		d.Errorf(n, "%s: kind %s runs on one node, got resources.nodes: %d", where, t.Kind, r.Nodes)
 	}
 }
 
 func (d *decoder) resources(n ast.Node, where string, r *Resources) {
 	nonNeg := func(n ast.Node, w string, min int) int {
-		v := d.integer(n, w)
+		v := d.Integer(n, w)
 		if v < min {
-			d.errorf(n, "%s: %d is out of range (expected an integer >= %d)", w, v, min)
+			d.Errorf(n, "%s: %d is out of range (expected an integer >= %d)", w, v, min)
 		}
 		return v
 	}
-	d.fields(n, where,
-		field{"nodes", func(n ast.Node, w string) { r.Nodes = nonNeg(n, w, 1) }},
-		field{"gpus_per_node", func(n ast.Node, w string) { r.GPUsPerNode = nonNeg(n, w, 0) }},
-		field{"cpus_per_task", func(n ast.Node, w string) { r.CPUsPerTask = nonNeg(n, w, 1) }},
-		field{"mem", func(n ast.Node, w string) {
-			v, ok := d.scalar(n, w)
+	d.Fields(n, where,
+		yamlpos.F("nodes", func(n ast.Node, w string) { r.Nodes = nonNeg(n, w, 1) }),
+		yamlpos.F("gpus_per_node", func(n ast.Node, w string) { r.GPUsPerNode = nonNeg(n, w, 0) }),
+		yamlpos.F("cpus_per_task", func(n ast.Node, w string) { r.CPUsPerTask = nonNeg(n, w, 1) }),
+		yamlpos.F("mem", func(n ast.Node, w string) {
+			v, ok := d.Scalar(n, w)
 			if ok && !memRE.MatchString(v.S) {
-				d.errorf(n, "%s: bad memory size %q (expected a number with an optional K, M, G or T suffix, like 64G)", w, v.S)
+				d.Errorf(n, "%s: bad memory size %q (expected a number with an optional K, M, G or T suffix, like 64G)", w, v.S)
 			}
 			r.Mem = v.S
-		}},
-		field{"time", func(n ast.Node, w string) {
-			v, ok := d.scalar(n, w)
+		}),
+		yamlpos.F("time", func(n ast.Node, w string) {
+			v, ok := d.Scalar(n, w)
 			if !ok {
 				return
 			}
 			t, err := ParseDuration(v.S)
 			if err != nil {
-				d.errorf(n, "%s: bad duration %q (expected a duration like 90m or 1h30m, or Slurm's [D-]HH:MM:SS)", w, v.S)
+				d.Errorf(n, "%s: bad duration %q (expected a duration like 90m or 1h30m, or Slurm's [D-]HH:MM:SS)", w, v.S)
 			}
 			r.Time = t
-		}},
+		}),
 	)
 }
 
 func (d *decoder) geometries(n ast.Node, where string, s *Spec) {
-	entries := d.mapping(n, where)
-	if len(entries) == 0 && len(d.errs) == 0 {
-		d.errorf(n, "%s: empty (expected at least one geometry preset)", where)
+	entries := d.Mapping(n, where)
+	if len(entries) == 0 && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: empty (expected at least one geometry preset)", where)
 	}
 	for _, e := range entries {
-		w := join(where, e.Key)
+		w := yamlpos.Join(where, e.Key)
 		if !nameRE.MatchString(e.Key) {
-			d.errorf(e.KeyN, "%s: invalid geometry name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
+			d.Errorf(e.KeyN, "%s: invalid geometry name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
 		g := &Geometry{Name: e.Key, Flags: map[string]string{}}
-		d.fields(e.Value, w,
-			field{"flags", func(n ast.Node, w string) { g.Flags, g.Keys = d.strMap(n, w) }},
+		d.Fields(e.Value, w,
+			yamlpos.F("flags", func(n ast.Node, w string) { g.Flags, g.Keys = d.StrMap(n, w) }),
 		)
 		s.Geometries[e.Key] = g
 		s.GeometryOrder = append(s.GeometryOrder, e.Key)
@@ -343,8 +351,8 @@ func (d *decoder) geometries(n ast.Node, where string, s *Spec) {
 
 func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 	m := &s.Matrix
-	for _, e := range d.mapping(n, where) {
-		w := join(where, e.Key)
+	for _, e := range d.Mapping(n, where) {
+		w := yamlpos.Join(where, e.Key)
 		switch e.Key {
 		case "exclude":
 			m.Exclude = d.entries(e.Value, w)
@@ -354,20 +362,20 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 			continue
 		}
 		if !axisRE.MatchString(e.Key) {
-			d.errorf(e.KeyN, "%s: invalid axis name %q (expected lower-case letters, digits and '_')", where, e.Key)
+			d.Errorf(e.KeyN, "%s: invalid axis name %q (expected lower-case letters, digits and '_')", where, e.Key)
 			continue
 		}
-		ax := Axis{Name: e.Key, Pos: pos(e.KeyN)}
-		ax.Values = d.strList(e.Value, w)
-		if len(ax.Values) == 0 && d.resolve(e.Value) != nil {
-			if _, ok := d.resolve(e.Value).(*ast.SequenceNode); ok {
-				d.errorf(e.Value, "%s: empty axis (expected at least one value)", w)
+		ax := Axis{Name: e.Key, Pos: yamlpos.PosOf(e.KeyN)}
+		ax.Values = d.StrList(e.Value, w)
+		if len(ax.Values) == 0 && d.Resolve(e.Value) != nil {
+			if _, ok := d.Resolve(e.Value).(*ast.SequenceNode); ok {
+				d.Errorf(e.Value, "%s: empty axis (expected at least one value)", w)
 			}
 		}
 		dup := map[string]bool{}
 		for _, v := range ax.Values {
 			if dup[v.S] {
-				d.errAt(v, "%s: duplicate value %q", w, v.S)
+				d.ErrAt(v, "%s: duplicate value %q", w, v.S)
 			}
 			dup[v.S] = true
 			d.checkAxisValue(v, w, e.Key, s)
@@ -376,7 +384,7 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 	}
 	for _, req := range []string{AxisEngine, AxisTopology, AxisGeometry, AxisCase} {
 		if m.axis(req) == nil {
-			d.errorf(n, "%s: missing required axis %q", where, req)
+			d.Errorf(n, "%s: missing required axis %q", where, req)
 		}
 	}
 }
@@ -385,45 +393,39 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 func (d *decoder) checkAxisValue(v Value, where, axis string, s *Spec) {
 	switch axis {
 	case AxisEngine:
-		if indexOf(Engines, v.S) < 0 {
-			d.errAt(v, "%s: unknown value %q (expected one of: %s)", where, v.S, strings.Join(Engines, ", "))
+		if yamlpos.IndexOf(Engines, v.S) < 0 {
+			d.ErrAt(v, "%s: unknown value %q (expected one of: %s)", where, v.S, strings.Join(Engines, ", "))
 		}
 	case AxisTopology:
 		if s.Topologies[v.S] == nil {
-			d.errAt(v, "%s: unknown topology %q (defined: %s)", where, v.S, strings.Join(s.TopologyOrder, ", "))
+			d.ErrAt(v, "%s: unknown topology %q (defined: %s)", where, v.S, strings.Join(s.TopologyOrder, ", "))
 		}
 	case AxisGeometry:
 		if s.Geometries[v.S] == nil {
-			d.errAt(v, "%s: unknown geometry %q (defined: %s)", where, v.S, strings.Join(s.GeometryOrder, ", "))
+			d.ErrAt(v, "%s: unknown geometry %q (defined: %s)", where, v.S, strings.Join(s.GeometryOrder, ", "))
 		}
 	case AxisCase:
 		if v.S == "" || strings.ContainsAny(v.S, ", \t\r\n") {
-			d.errAt(v, "%s: bad case id %q (expected an id like TC-01, without commas or spaces)", where, v.S)
+			d.ErrAt(v, "%s: bad case id %q (expected an id like TC-01, without commas or spaces)", where, v.S)
 		}
-	}
-}
-
-func (d *decoder) errAt(v Value, format string, args ...any) {
-	if len(d.errs) < maxErrors {
-		d.errs = append(d.errs, &Error{File: d.file, Pos: v.Pos, Msg: fmt.Sprintf(format, args...)})
 	}
 }
 
 // entries decodes exclude/include: a list of mappings of scalars.
 func (d *decoder) entries(n ast.Node, where string) []Entry {
 	var out []Entry
-	for i, it := range d.list(n, where) {
+	for i, it := range d.List(n, where) {
 		wi := fmt.Sprintf("%s[%d]", where, i)
-		e := Entry{Values: map[string]Value{}, KeyPos: map[string]Pos{}, Pos: pos(it)}
-		for _, kv := range d.mapping(it, wi) {
-			if v, ok := d.scalar(kv.Value, join(wi, kv.Key)); ok {
+		e := Entry{Values: map[string]Value{}, KeyPos: map[string]Pos{}, Pos: yamlpos.PosOf(it)}
+		for _, kv := range d.Mapping(it, wi) {
+			if v, ok := d.Scalar(kv.Value, yamlpos.Join(wi, kv.Key)); ok {
 				e.Keys = append(e.Keys, kv.Key)
 				e.Values[kv.Key] = v
-				e.KeyPos[kv.Key] = pos(kv.KeyN)
+				e.KeyPos[kv.Key] = yamlpos.PosOf(kv.KeyN)
 			}
 		}
-		if len(e.Keys) == 0 && len(d.errs) == 0 {
-			d.errorf(it, "%s: empty entry (expected axis: value pairs)", wi)
+		if len(e.Keys) == 0 && len(d.Errs) == 0 {
+			d.Errorf(it, "%s: empty entry (expected axis: value pairs)", wi)
 		}
 		out = append(out, e)
 	}

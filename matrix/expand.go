@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
 )
 
 // Cell is one point of the grid: one job, or one array task.
@@ -65,7 +67,7 @@ type combo struct {
 // Expand turns a spec into its cells, in axis order. Errors are positioned
 // like decoding errors.
 func Expand(s *Spec) ([]Cell, error) {
-	x := &expander{s: s, d: &decoder{file: s.File}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}}
+	x := &expander{s: s, d: &decoder{yamlpos.NewDecoder(s.File)}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}}
 	if dir, err := filepath.Abs(filepath.Dir(s.File)); err == nil {
 		x.specDir = dir
 	}
@@ -73,8 +75,8 @@ func Expand(s *Spec) ([]Cell, error) {
 	combos = x.exclude(combos)
 	combos = x.include(combos)
 	cells := x.cells(combos)
-	if len(x.d.errs) > 0 {
-		return nil, x.d.errs
+	if len(x.d.Errs) > 0 {
+		return nil, x.d.Errs
 	}
 	return cells, nil
 }
@@ -97,7 +99,7 @@ func (x *expander) product() []combo {
 	for _, a := range axes {
 		n *= len(a.Values)
 		if n > MaxCombinations {
-			x.d.errAt(Value{Pos: axes[0].Pos}, "matrix: more than %d combinations (the product of the axes); split the sweep", MaxCombinations)
+			x.d.ErrAt(Value{Pos: axes[0].Pos}, "matrix: more than %d combinations (the product of the axes); split the sweep", MaxCombinations)
 			return nil
 		}
 	}
@@ -140,11 +142,11 @@ func (x *expander) exclude(combos []combo) []combo {
 		ok := true
 		for _, k := range e.Keys {
 			if x.s.Matrix.axis(k) == nil {
-				x.d.errAt(Value{Pos: e.KeyPos[k]}, "%s: unknown axis %q (axes: %s)", w, k, strings.Join(x.axisNames(), ", "))
+				x.d.ErrAt(Value{Pos: e.KeyPos[k]}, "%s: unknown axis %q (axes: %s)", w, k, strings.Join(x.axisNames(), ", "))
 				ok = false
 				continue
 			}
-			x.d.checkAxisValue(e.Values[k], join(w, k), k, x.s)
+			x.d.checkAxisValue(e.Values[k], yamlpos.Join(w, k), k, x.s)
 		}
 		if !ok {
 			continue
@@ -157,7 +159,7 @@ func (x *expander) exclude(combos []combo) []combo {
 			}
 		}
 		if matched == 0 {
-			x.d.errAt(Value{Pos: e.Pos}, "%s: %s matches no combination of the matrix", w, entryText(e))
+			x.d.ErrAt(Value{Pos: e.Pos}, "%s: %s matches no combination of the matrix", w, entryText(e))
 		}
 	}
 	out := combos[:0]
@@ -195,9 +197,9 @@ func (x *expander) include(combos []combo) []combo {
 	for i, e := range x.s.Matrix.Include {
 		w := fmt.Sprintf("matrix.include[%d]", i)
 		for _, k := range e.Keys {
-			x.d.checkAxisValue(e.Values[k], join(w, k), k, x.s)
+			x.d.checkAxisValue(e.Values[k], yamlpos.Join(w, k), k, x.s)
 			if x.s.Matrix.axis(k) == nil && !axisRE.MatchString(k) {
-				x.d.errAt(Value{Pos: e.KeyPos[k]}, "%s: invalid parameter name %q (expected lower-case letters, digits and '_')", w, k)
+				x.d.ErrAt(Value{Pos: e.KeyPos[k]}, "%s: invalid parameter name %q (expected lower-case letters, digits and '_')", w, k)
 			}
 		}
 		matched := false
@@ -222,7 +224,7 @@ func (x *expander) include(combos []combo) []combo {
 			}
 		}
 		if len(missing) > 0 {
-			x.d.errAt(Value{Pos: e.Pos}, "%s: %s matches no combination, and as a new combination it lacks %s", w, entryText(e), strings.Join(missing, ", "))
+			x.d.ErrAt(Value{Pos: e.Pos}, "%s: %s matches no combination, and as a new combination it lacks %s", w, entryText(e), strings.Join(missing, ", "))
 			continue
 		}
 		vals := make(map[string]string, len(e.Keys))
@@ -271,8 +273,8 @@ func (x *expander) cells(combos []combo) []Cell {
 			g = &group{params: params, src: c.src}
 			byKey[key] = g
 			groups = append(groups, g)
-		} else if indexOf(g.cases, caseID) >= 0 || x.s.CaseGrouping == GroupSeparate {
-			x.d.errAt(Value{Pos: c.src}, "duplicate cell %s (case %s): two combinations have the same parameters", describe(params), caseID)
+		} else if yamlpos.IndexOf(g.cases, caseID) >= 0 || x.s.CaseGrouping == GroupSeparate {
+			x.d.ErrAt(Value{Pos: c.src}, "duplicate cell %s (case %s): two combinations have the same parameters", describe(params), caseID)
 			continue
 		}
 		g.cases = append(g.cases, caseID)
@@ -408,7 +410,7 @@ func (x *expander) words(argv []string, words []Value, where string, data *Harne
 		if err := t.Execute(&b, data); err != nil {
 			if !x.failed[w.Pos] {
 				x.failed[w.Pos] = true
-				x.d.errAt(w, "%s[%d]: template %q in cell %s: %s", where, i, w.S, data.Name, templateErr(err))
+				x.d.ErrAt(w, "%s[%d]: template %q in cell %s: %s", where, i, w.S, data.Name, templateErr(err))
 			}
 			continue
 		}
@@ -446,11 +448,4 @@ func SanitizeName(s string) string {
 	return string(b)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return yamlpos.SortedKeys(m) }

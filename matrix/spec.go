@@ -15,7 +15,11 @@
 // The format is documented key by key in docs/spec.md.
 package matrix
 
-import "time"
+import (
+	"time"
+
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
+)
 
 // Engines the harness supports.
 var Engines = []string{"vllm", "sglang"}
@@ -147,10 +151,7 @@ type Axis struct {
 }
 
 // Value is a scalar from the spec with the place it was written.
-type Value struct {
-	S   string
-	Pos Pos
-}
+type Value = yamlpos.Value
 
 // Entry is one exclude or include object.
 type Entry struct {
@@ -161,6 +162,10 @@ type Entry struct {
 }
 
 // Pos is a place in the spec file.
-type Pos struct {
-	Line, Col int
-}
+type Pos = yamlpos.Pos
+
+// Error is a problem at one place in a spec; ErrorList is all of them.
+type (
+	Error     = yamlpos.Error
+	ErrorList = yamlpos.ErrorList
+)

@@ -1,8 +1,13 @@
-package matrix
+// Package yamlpos decodes YAML by walking goccy/go-yaml's AST, so every
+// error names the file, line and column of the offending value. Anchors,
+// aliases and merge keys are resolved. The spec and pins decoders build on
+// it.
+package yamlpos
 
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -11,7 +16,18 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// Error is a problem at one place in a spec file.
+// Pos is a place in a file.
+type Pos struct {
+	Line, Col int
+}
+
+// Value is a scalar with the place it was written.
+type Value struct {
+	S   string
+	Pos Pos
+}
+
+// Error is a problem at one place in a file.
 type Error struct {
 	File string
 	Pos  Pos
@@ -22,7 +38,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
-// ErrorList is every problem found in one spec, in file order.
+// ErrorList is every problem found in one file, in file order.
 type ErrorList []*Error
 
 func (l ErrorList) Error() string {
@@ -36,16 +52,23 @@ func (l ErrorList) Error() string {
 // maxErrors bounds the list so a badly broken file stays readable.
 const maxErrors = 20
 
-// decoder walks a goccy/go-yaml AST and records positioned errors.
+// Decoder walks a goccy/go-yaml AST and records positioned errors.
 // Anchors are collected up front so aliases resolve wherever they occur.
-type decoder struct {
-	file    string
+type Decoder struct {
+	File    string
 	anchors map[string]ast.Node
-	errs    ErrorList
+	Errs    ErrorList
 }
 
-func parseYAML(file string, src []byte) (ast.Node, *decoder, error) {
-	d := &decoder{file: file, anchors: map[string]ast.Node{}}
+// NewDecoder is a decoder for values already parsed (to report errors).
+func NewDecoder(file string) *Decoder {
+	return &Decoder{File: file, anchors: map[string]ast.Node{}}
+}
+
+// Parse reads one YAML document. what names the expected content in the
+// message for an empty file.
+func Parse(file string, src []byte, what string) (ast.Node, *Decoder, error) {
+	d := NewDecoder(file)
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var se *goyaml.SyntaxError
@@ -56,16 +79,16 @@ func parseYAML(file string, src []byte) (ast.Node, *decoder, error) {
 		return nil, nil, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "yaml: " + err.Error()}}
 	}
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return nil, nil, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty spec (expected a mapping with name, topologies, geometries, harness and matrix)"}}
+		return nil, nil, ErrorList{{File: file, Pos: Pos{1, 1}, Msg: "empty file (expected " + what + ")"}}
 	}
 	if len(f.Docs) > 1 {
 		p := Pos{1, 1}
 		if d := f.Docs[1]; d.Start != nil {
 			p = Pos{d.Start.Position.Line, d.Start.Position.Column}
 		} else if d.Body != nil {
-			p = pos(d.Body)
+			p = PosOf(d.Body)
 		}
-		return nil, nil, ErrorList{{File: file, Pos: p, Msg: "a spec is one YAML document; found a second one"}}
+		return nil, nil, ErrorList{{File: file, Pos: p, Msg: "expected one YAML document; found a second one"}}
 	}
 	ast.Walk(anchorCollector(d.anchors), f.Docs[0].Body)
 	return f.Docs[0].Body, d, nil
@@ -80,14 +103,15 @@ func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
 	return a
 }
 
-func (d *decoder) errorf(n ast.Node, format string, args ...any) {
-	if len(d.errs) >= maxErrors {
+func (d *Decoder) Errorf(n ast.Node, format string, args ...any) {
+	if len(d.Errs) >= maxErrors {
 		return
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Pos: pos(n), Msg: fmt.Sprintf(format, args...)})
+	d.Errs = append(d.Errs, &Error{File: d.File, Pos: PosOf(n), Msg: fmt.Sprintf(format, args...)})
 }
 
-func pos(n ast.Node) Pos {
+// PosOf is where a node starts.
+func PosOf(n ast.Node) Pos {
 	if n == nil {
 		return Pos{1, 1}
 	}
@@ -96,10 +120,10 @@ func pos(n ast.Node) Pos {
 		// goccy positions a block mapping at its first ':'; users look
 		// for its first key.
 		if len(t.Values) > 0 && !t.IsFlowStyle {
-			return pos(t.Values[0].Key)
+			return PosOf(t.Values[0].Key)
 		}
 	case *ast.MappingValueNode:
-		return pos(t.Key)
+		return PosOf(t.Key)
 	}
 	if n == nil || n.GetToken() == nil {
 		return Pos{1, 1}
@@ -109,7 +133,7 @@ func pos(n ast.Node) Pos {
 }
 
 // resolve strips anchors, tags and aliases down to the node they stand for.
-func (d *decoder) resolve(n ast.Node) ast.Node {
+func (d *Decoder) Resolve(n ast.Node) ast.Node {
 	for i := 0; i < 32 && n != nil; i++ {
 		switch t := n.(type) {
 		case *ast.AnchorNode:
@@ -119,7 +143,7 @@ func (d *decoder) resolve(n ast.Node) ast.Node {
 		case *ast.AliasNode:
 			target, ok := d.anchors[t.Value.GetToken().Value]
 			if !ok {
-				d.errorf(n, "alias *%s: no such anchor", t.Value.GetToken().Value)
+				d.Errorf(n, "alias *%s: no such anchor", t.Value.GetToken().Value)
 				return nil
 			}
 			n = target
@@ -130,7 +154,8 @@ func (d *decoder) resolve(n ast.Node) ast.Node {
 	return n
 }
 
-func kindName(n ast.Node) string {
+// KindName names a node's kind for messages: "a list", "a mapping"...
+func KindName(n ast.Node) string {
 	switch n.(type) {
 	case nil, *ast.NullNode:
 		return "null"
@@ -151,17 +176,17 @@ func kindName(n ast.Node) string {
 
 // scalar returns the text of a scalar node, or false (with an error) for
 // mappings, lists and null.
-func (d *decoder) scalar(n ast.Node, where string) (Value, bool) {
-	r := d.resolve(n)
+func (d *Decoder) Scalar(n ast.Node, where string) (Value, bool) {
+	r := d.Resolve(n)
 	switch t := r.(type) {
 	case *ast.StringNode:
-		return Value{t.Value, pos(n)}, true
+		return Value{t.Value, PosOf(n)}, true
 	case *ast.LiteralNode:
-		return Value{t.Value.Value, pos(n)}, true
+		return Value{t.Value.Value, PosOf(n)}, true
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		return Value{r.GetToken().Value, pos(n)}, true
+		return Value{r.GetToken().Value, PosOf(n)}, true
 	}
-	d.errorf(orNode(n, r), "%s: expected a scalar, got %s", where, kindName(r))
+	d.Errorf(orNode(n, r), "%s: expected a scalar, got %s", where, KindName(r))
 	return Value{}, false
 }
 
@@ -173,13 +198,13 @@ func orNode(a, b ast.Node) ast.Node {
 }
 
 // str is scalar for places where a value must be a string.
-func (d *decoder) str(n ast.Node, where string) string {
-	v, _ := d.scalar(n, where)
+func (d *Decoder) Str(n ast.Node, where string) string {
+	v, _ := d.Scalar(n, where)
 	return v.S
 }
 
-func (d *decoder) integer(n ast.Node, where string) int {
-	r := d.resolve(n)
+func (d *Decoder) Integer(n ast.Node, where string) int {
+	r := d.Resolve(n)
 	if t, ok := r.(*ast.IntegerNode); ok {
 		i, err := strconv.Atoi(t.GetToken().Value)
 		if err == nil {
@@ -190,41 +215,33 @@ func (d *decoder) integer(n ast.Node, where string) int {
 	if r != nil && r.GetToken() != nil {
 		v = r.GetToken().Value
 	}
-	d.errorf(orNode(n, r), "%s: %q is not an integer", where, v)
+	d.Errorf(orNode(n, r), "%s: %q is not an integer", where, v)
 	return 0
 }
 
 // list returns the items of a sequence node.
-func (d *decoder) list(n ast.Node, where string) []ast.Node {
-	r := d.resolve(n)
+func (d *Decoder) List(n ast.Node, where string) []ast.Node {
+	r := d.Resolve(n)
 	if s, ok := r.(*ast.SequenceNode); ok {
 		return s.Values
 	}
-	d.errorf(orNode(n, r), "%s: expected a list, got %s", where, kindName(r))
+	d.Errorf(orNode(n, r), "%s: expected a list, got %s", where, KindName(r))
 	return nil
 }
 
-func (d *decoder) strList(n ast.Node, where string) []Value {
-	items := d.list(n, where)
+func (d *Decoder) StrList(n ast.Node, where string) []Value {
+	items := d.List(n, where)
 	out := make([]Value, 0, len(items))
 	for i, it := range items {
-		if v, ok := d.scalar(it, fmt.Sprintf("%s[%d]", where, i)); ok {
+		if v, ok := d.Scalar(it, fmt.Sprintf("%s[%d]", where, i)); ok {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func strs(vs []Value) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.S
-	}
-	return out
-}
-
-// kv is one key of a mapping with the node of its value.
-type kv struct {
+// KV is one key of a mapping with the node of its value.
+type KV struct {
 	Key   string
 	KeyN  ast.Node
 	Value ast.Node
@@ -232,8 +249,8 @@ type kv struct {
 
 // mapping returns the entries of a mapping node in file order, with merge
 // keys ("<<: *anchor") expanded; later keys win over merged ones.
-func (d *decoder) mapping(n ast.Node, where string) []kv {
-	r := d.resolve(n)
+func (d *Decoder) Mapping(n ast.Node, where string) []KV {
+	r := d.Resolve(n)
 	var values []*ast.MappingValueNode
 	switch t := r.(type) {
 	case *ast.MappingNode:
@@ -241,12 +258,12 @@ func (d *decoder) mapping(n ast.Node, where string) []kv {
 	case *ast.MappingValueNode:
 		values = []*ast.MappingValueNode{t}
 	default:
-		d.errorf(orNode(n, r), "%s: expected a mapping, got %s", where, kindName(r))
+		d.Errorf(orNode(n, r), "%s: expected a mapping, got %s", where, KindName(r))
 		return nil
 	}
-	var out []kv
+	var out []KV
 	seen := map[string]int{}
-	add := func(e kv, override bool) {
+	add := func(e KV, override bool) {
 		if i, ok := seen[e.Key]; ok {
 			if override {
 				out[i] = e
@@ -256,14 +273,14 @@ func (d *decoder) mapping(n ast.Node, where string) []kv {
 		seen[e.Key] = len(out)
 		out = append(out, e)
 	}
-	var merged []kv
+	var merged []KV
 	for _, mv := range values {
 		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-			merged = append(merged, d.mapping(mv.Value, where+".<<")...)
+			merged = append(merged, d.Mapping(mv.Value, where+".<<")...)
 			continue
 		}
-		k := d.str(mv.Key, where+" key")
-		add(kv{k, mv.Key, mv.Value}, true)
+		k := d.Str(mv.Key, where+" key")
+		add(KV{k, mv.Key, mv.Value}, true)
 	}
 	for _, e := range merged {
 		add(e, false)
@@ -271,45 +288,46 @@ func (d *decoder) mapping(n ast.Node, where string) []kv {
 	return out
 }
 
-// field is one known key of a mapping and what to do with its value.
-type field struct {
-	name string
-	set  func(n ast.Node, where string)
+// Field is one known key of a mapping and what to do with its value.
+type Field struct {
+	Name string
+	Set  func(n ast.Node, where string)
 }
 
 // fields dispatches the keys of a mapping to their handlers and reports
 // unknown keys with the list of known ones.
-func (d *decoder) fields(n ast.Node, where string, fs ...field) {
+func (d *Decoder) Fields(n ast.Node, where string, fs ...Field) {
 	names := make([]string, len(fs))
 	for i, f := range fs {
-		names[i] = f.name
+		names[i] = f.Name
 	}
-	for _, e := range d.mapping(n, where) {
-		i := indexOf(names, e.Key)
+	for _, e := range d.Mapping(n, where) {
+		i := IndexOf(names, e.Key)
 		if i < 0 {
-			d.errorf(e.KeyN, "%sunknown key %q (expected one of: %s)", prefix(where), e.Key, strings.Join(names, ", "))
+			d.Errorf(e.KeyN, "%sunknown key %q (expected one of: %s)", Prefix(where), e.Key, strings.Join(names, ", "))
 			continue
 		}
-		fs[i].set(e.Value, join(where, e.Key))
+		fs[i].Set(e.Value, Join(where, e.Key))
 	}
 }
 
-// prefix is "WHERE: ", or nothing at the top level.
-func prefix(where string) string {
+// Prefix is "WHERE: ", or nothing at the top level.
+func Prefix(where string) string {
 	if where == "" {
 		return ""
 	}
 	return where + ": "
 }
 
-func join(where, key string) string {
+func Join(where, key string) string {
 	if where == "" {
 		return key
 	}
 	return where + "." + key
 }
 
-func indexOf(list []string, s string) int {
+// IndexOf is the index of s in list, or -1.
+func IndexOf(list []string, s string) int {
 	for i, x := range list {
 		if x == s {
 			return i
@@ -319,12 +337,32 @@ func indexOf(list []string, s string) int {
 }
 
 // strMap decodes a mapping of scalars, returning the map and its sorted keys.
-func (d *decoder) strMap(n ast.Node, where string) (map[string]string, []string) {
+func (d *Decoder) StrMap(n ast.Node, where string) (map[string]string, []string) {
 	m := map[string]string{}
-	for _, e := range d.mapping(n, where) {
-		if v, ok := d.scalar(e.Value, join(where, e.Key)); ok {
+	for _, e := range d.Mapping(n, where) {
+		if v, ok := d.Scalar(e.Value, Join(where, e.Key)); ok {
 			m[e.Key] = v.S
 		}
 	}
-	return m, sortedKeys(m)
+	return m, SortedKeys(m)
 }
+
+// SortedKeys returns the keys of m in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ErrAt records an error at the place of a decoded value.
+func (d *Decoder) ErrAt(v Value, format string, args ...any) {
+	if len(d.Errs) < maxErrors {
+		d.Errs = append(d.Errs, &Error{File: d.File, Pos: v.Pos, Msg: fmt.Sprintf(format, args...)})
+	}
+}
+
+// F is a Field.
+func F(name string, set func(n ast.Node, where string)) Field { return Field{Name: name, Set: set} }
