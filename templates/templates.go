@@ -21,6 +21,13 @@ import (
 //go:embed sbatch/*.tmpl
 var FS embed.FS
 
+//go:embed Dockerfile.quick-start-vllm
+var quickStart []byte
+
+// QuickStartDockerfile is the embedded quick-start Dockerfile, the default
+// of kvsweep image build.
+func QuickStartDockerfile() []byte { return quickStart }
+
 // JobTemplate is the name of the job script template.
 const JobTemplate = "job.sbatch.tmpl"
 

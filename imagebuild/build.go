@@ -1,0 +1,442 @@
+package imagebuild
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/cli/cli/config"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session"
+	"github.com/moby/buildkit/session/auth/authprovider"
+	"github.com/moby/buildkit/util/progress/progressui"
+	"github.com/tonistiigi/fsutil"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kvsweep/kvsweep/templates"
+)
+
+// RevisionsPath is where the image records what it was built from.
+const RevisionsPath = "/opt/kvcr-build/source-revisions.json"
+
+// DefaultAddr is where buildkitd listens unless $BUILDKIT_HOST or an
+// option says otherwise.
+const DefaultAddr = "unix:///run/buildkit/buildkitd.sock"
+
+// SourceRevisions is /opt/kvcr-build/source-revisions.json: written from
+// the same resolved pins that give the build arguments.
+type SourceRevisions struct {
+	SchemaVersion int                 `json:"schema_version"`
+	Components    map[string]Revision `json:"components"`
+	Base          Base                `json:"base"`
+	BuildArgs     map[string]string   `json:"build_args,omitempty"`
+	Builder       Builder             `json:"builder"`
+	Created       string              `json:"created"` // SOURCE_DATE_EPOCH, RFC 3339
+}
+
+// Builder names what built the image.
+type Builder struct {
+	Kvsweep  string `json:"kvsweep"`
+	BuildKit string `json:"buildkit"`
+}
+
+// Output is one place the image goes.
+type Output struct {
+	Kind string // image (push), oci, docker, squashfs
+	Dest string // the image ref for image, else a file
+}
+
+type options struct {
+	addr         string
+	progress     progressui.DisplayMode
+	progressOut  io.Writer
+	outputs      []Output
+	insecure     bool
+	cacheFrom    []client.CacheOptionsEntry
+	cacheTo      []client.CacheOptionsEntry
+	metadataFile string
+	version      string
+	connect      time.Duration
+}
+
+// Option configures Build.
+type Option func(*options) error
+
+// WithAddr is the buildkitd address: unix://, tcp://, or
+// docker-container://NAME for a buildx builder.
+func WithAddr(addr string) Option { return func(o *options) error { o.addr = addr; return nil } }
+
+// WithProgress shows BuildKit's progress on w: auto, tty, plain or quiet.
+func WithProgress(mode string, w io.Writer) Option {
+	return func(o *options) error {
+		switch progressui.DisplayMode(mode) {
+		case progressui.AutoMode, progressui.TtyMode, progressui.PlainMode, progressui.QuietMode:
+		default:
+			return fmt.Errorf("progress %q: expected auto, tty, plain or quiet", mode)
+		}
+		o.progress, o.progressOut = progressui.DisplayMode(mode), w
+		return nil
+	}
+}
+
+// WithPush pushes the image to ref.
+func WithPush(ref string) Option {
+	return func(o *options) error { o.outputs = append(o.outputs, Output{"image", ref}); return nil }
+}
+
+// WithOutput writes the image as oci:FILE, docker:FILE or squashfs:FILE.
+func WithOutput(spec string) Option {
+	return func(o *options) error {
+		kind, dest, ok := strings.Cut(spec, ":")
+		if !ok || dest == "" || (kind != "oci" && kind != "docker" && kind != "squashfs") {
+			return fmt.Errorf("output %q: expected oci:FILE, docker:FILE or squashfs:FILE", spec)
+		}
+		o.outputs = append(o.outputs, Output{kind, dest})
+		return nil
+	}
+}
+
+// WithInsecureRegistry lets push and registry cache use plain HTTP.
+func WithInsecureRegistry() Option { return func(o *options) error { o.insecure = true; return nil } }
+
+// WithCacheFrom imports build cache: type=registry,ref=R or type=local,src=DIR.
+func WithCacheFrom(spec string) Option {
+	return func(o *options) error {
+		e, err := cacheEntry(spec)
+		o.cacheFrom = append(o.cacheFrom, e)
+		return err
+	}
+}
+
+// WithCacheTo exports build cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR.
+func WithCacheTo(spec string) Option {
+	return func(o *options) error {
+		e, err := cacheEntry(spec)
+		o.cacheTo = append(o.cacheTo, e)
+		return err
+	}
+}
+
+// WithMetadataFile writes source-revisions.json, with the pushed digest,
+// next to the build output.
+func WithMetadataFile(path string) Option {
+	return func(o *options) error { o.metadataFile = path; return nil }
+}
+
+// WithVersion is the kvsweep version recorded in the image.
+func WithVersion(v string) Option { return func(o *options) error { o.version = v; return nil } }
+
+func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
+	e := client.CacheOptionsEntry{Attrs: map[string]string{}}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return e, fmt.Errorf("cache %q: expected type=registry,ref=... or type=local,src=|dest=...", spec)
+		}
+		if k == "type" {
+			e.Type = v
+		} else {
+			e.Attrs[k] = v
+		}
+	}
+	if e.Type != "registry" && e.Type != "local" && e.Type != "inline" {
+		return e, fmt.Errorf("cache %q: type must be registry, local or inline", spec)
+	}
+	return e, nil
+}
+
+// Result is what a build produced.
+type Result struct {
+	Digest    string          `json:"digest,omitempty"` // the image manifest digest
+	Revisions SourceRevisions `json:"source_revisions"`
+	Outputs   []Output        `json:"-"`
+}
+
+// Plan is what Build will ask BuildKit for: shown by --dry-run.
+type Plan struct {
+	Revisions     SourceRevisions   `json:"source_revisions"`
+	FrontendAttrs map[string]string `json:"frontend_attrs"`
+	Dockerfile    string            `json:"dockerfile"`
+	Context       string            `json:"context"`
+}
+
+// MakePlan computes the frontend attributes and the source-revisions
+// record of a resolved build. builder is the BuildKit version (unknown in
+// a dry run).
+func MakePlan(r *Resolved, version, buildkit string) *Plan {
+	rv := SourceRevisions{SchemaVersion: 1, Components: r.Revisions, Base: r.Base, BuildArgs: r.BuildArgs,
+		Builder: Builder{Kvsweep: version, BuildKit: buildkit},
+		Created: time.Unix(r.Epoch, 0).UTC().Format(time.RFC3339)}
+	attrs := map[string]string{
+		"build-arg:BASE_IMAGE":        r.Base.Name + "@" + r.Base.Digest,
+		"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(r.Epoch, 10),
+		"context:provenance":          "local:provenance",
+	}
+	for k, v := range r.BuildArgs {
+		attrs["build-arg:"+k] = v
+	}
+	for _, name := range []string{Dynamo, VLLMAdapter} {
+		rev := r.Revisions[name]
+		up := strings.ToUpper(name)
+		attrs["build-arg:"+up+"_REPO"] = rev.Repo
+		attrs["build-arg:"+up+"_COMMIT"] = rev.Commit
+		attrs["context:"+name] = gitContext(rev)
+		attrs["label:dev.kvsweep."+name+".commit"] = rev.Commit
+	}
+	kv := r.Revisions[KVCR]
+	attrs["build-arg:KVCR_COMMIT"] = kv.Commit
+	attrs["label:dev.kvsweep.kvcr.commit"] = kv.Commit
+	if kv.Dirty {
+		attrs["label:dev.kvsweep.kvcr.diff-sha256"] = kv.DiffSHA256
+	}
+	context := kv.Path
+	if kv.Path == "" {
+		context = gitContext(kv)
+		attrs["context"] = context
+	}
+	for k, v := range ociLabels(rv) {
+		attrs["label:"+k] = v
+	}
+	df := r.Dockerfile
+	if df == "" {
+		df = "(embedded) Dockerfile.quick-start-vllm"
+	}
+	return &Plan{Revisions: rv, FrontendAttrs: attrs, Dockerfile: df, Context: context}
+}
+
+// ociLabels are the standard labels (and manifest annotations) of the image.
+func ociLabels(rv SourceRevisions) map[string]string {
+	kv := rv.Components[KVCR]
+	m := map[string]string{
+		"org.opencontainers.image.revision":    kv.Commit,
+		"org.opencontainers.image.created":     rv.Created,
+		"org.opencontainers.image.base.name":   rv.Base.Name,
+		"org.opencontainers.image.base.digest": rv.Base.Digest,
+		"org.opencontainers.image.title":       "kvcr quick-start",
+	}
+	if kv.Repo != "" {
+		m["org.opencontainers.image.source"] = kv.Repo
+	}
+	return m
+}
+
+// gitContext is a BuildKit git source that fetches the ref and refuses any
+// commit but the pinned one; .git is kept so the Dockerfile can check too.
+func gitContext(rev Revision) string {
+	ref := rev.Ref
+	if ref == "" {
+		ref = rev.Commit
+	}
+	return rev.Repo + "?ref=" + ref + "&checksum=" + rev.Commit + "&keep-git-dir=true"
+}
+
+// Build builds the image of r through buildkitd.
+func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
+	o := &options{addr: os.Getenv("BUILDKIT_HOST"), progress: progressui.QuietMode, progressOut: io.Discard, connect: 10 * time.Second}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.addr == "" {
+		o.addr = DefaultAddr
+	}
+	if len(o.outputs) == 0 {
+		return nil, errors.New("no output: push to a registry, or write oci:FILE, docker:FILE or squashfs:FILE")
+	}
+	c, bkVersion, err := connect(ctx, o.addr, o.connect)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+
+	plan := MakePlan(r, o.version, bkVersion)
+	tmp, err := os.MkdirTemp("", "kvsweep-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	revJSON, err := json.MarshalIndent(plan.Revisions, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	provDir := filepath.Join(tmp, "provenance")
+	if err := os.MkdirAll(provDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(provDir, "source-revisions.json"), append(revJSON, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	dfPath := r.Dockerfile
+	if dfPath == "" {
+		dfPath = filepath.Join(tmp, "dockerfile", "Dockerfile")
+		if err := os.MkdirAll(filepath.Dir(dfPath), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dfPath, templates.QuickStartDockerfile(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	mounts := map[string]string{"dockerfile": filepath.Dir(dfPath), "provenance": provDir}
+	if kv := r.Revisions[KVCR]; kv.Path != "" {
+		mounts["context"] = kv.Path
+	}
+	solve := client.SolveOpt{
+		Frontend:      "dockerfile.v0",
+		FrontendAttrs: plan.FrontendAttrs,
+		LocalMounts:   map[string]fsutil.FS{},
+		CacheExports:  o.cacheTo,
+		CacheImports:  o.cacheFrom,
+	}
+	solve.FrontendAttrs["filename"] = filepath.Base(dfPath)
+	for name, dir := range mounts {
+		fs, err := fsutil.NewFS(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if name == "context" {
+			// The checkout's .git differs between clones of one commit.
+			if fs, err = fsutil.NewFilterFS(fs, &fsutil.FilterOpt{ExcludePatterns: []string{".git"}}); err != nil {
+				return nil, err
+			}
+		}
+		solve.LocalMounts[name] = fs
+	}
+	squash := ""
+	for _, out := range o.outputs {
+		attrs := map[string]string{"rewrite-timestamp": "true"}
+		for k, v := range ociLabels(plan.Revisions) {
+			attrs["annotation."+k] = v
+		}
+		switch out.Kind {
+		case "image":
+			attrs["name"], attrs["push"] = out.Dest, "true"
+			if o.insecure {
+				attrs["registry.insecure"] = "true"
+			}
+			solve.Exports = append(solve.Exports, client.ExportEntry{Type: client.ExporterImage, Attrs: attrs})
+		case "oci", "docker":
+			dest := out.Dest
+			typ := client.ExporterOCI
+			if out.Kind == "docker" {
+				typ = client.ExporterDocker
+				attrs["name"] = "kvcr-quick-start:" + shortCommit(r.Revisions[KVCR].Commit)
+			}
+			solve.Exports = append(solve.Exports, client.ExportEntry{Type: typ, Attrs: attrs,
+				Output: func(map[string]string) (io.WriteCloser, error) { return os.Create(dest) }})
+		case "squashfs":
+			squash = filepath.Join(tmp, "rootfs")
+			solve.Exports = append(solve.Exports, client.ExportEntry{Type: client.ExporterLocal, OutputDir: squash})
+		}
+	}
+	cfg := config.LoadDefaultConfigFile(io.Discard)
+	solve.Session = []session.Attachable{authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
+		AuthConfigProvider: authprovider.LoadAuthConfig(cfg)})}
+
+	display, err := progressui.NewDisplay(o.progressOut, o.progress)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *client.SolveStatus)
+	var resp *client.SolveResponse
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		var err error
+		resp, err = c.Solve(ectx, nil, solve, ch)
+		return err
+	})
+	eg.Go(func() error {
+		_, err := display.UpdateFrom(context.WithoutCancel(ectx), ch)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	res := &Result{Digest: resp.ExporterResponse["containerimage.digest"], Revisions: plan.Revisions, Outputs: o.outputs}
+	if squash != "" {
+		for _, out := range o.outputs {
+			if out.Kind == "squashfs" {
+				if err := mksquashfs(ctx, squash, out.Dest); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if o.metadataFile != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(o.metadataFile, append(b, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// connect dials buildkitd and asks its version, so an unreachable daemon
+// is a clear error within the timeout rather than a hang.
+func connect(ctx context.Context, addr string, timeout time.Duration) (*client.Client, string, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := client.New(cctx, addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("buildkitd at %s: %w", addr, err)
+	}
+	info, err := c.Info(cctx)
+	if err != nil {
+		c.Close()
+		return nil, "", fmt.Errorf("buildkitd at %s did not answer within %s: is it running? (--buildkit-addr, $BUILDKIT_HOST): %v", addr, timeout, shortErr(err))
+	}
+	return c, info.BuildkitVersion.Version, nil
+}
+
+// mksquashfs packs a root file system for enroot (and pyxis): a squashfs
+// whose root is the image's root. Options come from $KVSWEEP_SQUASHFS_OPTIONS.
+func mksquashfs(ctx context.Context, dir, dest string) error {
+	args := []string{dir, dest, "-noappend", "-all-root", "-no-progress"}
+	if extra := os.Getenv("KVSWEEP_SQUASHFS_OPTIONS"); extra != "" {
+		args = append(args, strings.Fields(extra)...)
+	} else {
+		args = append(args, "-comp", "gzip")
+	}
+	out, err := exec.CommandContext(ctx, "mksquashfs", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("mksquashfs: %v: %s", err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+// SortedAttrs lists attributes as KEY=VALUE lines, for --dry-run.
+func SortedAttrs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,214 @@
+package imagebuild
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Inspection is what an image says about how it was built.
+type Inspection struct {
+	Ref         string            `json:"ref"`
+	Digest      string            `json:"digest"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Revisions   *SourceRevisions  `json:"source_revisions"`
+}
+
+// Inspect reads an image (REF in a registry, oci:FILE or docker:FILE) and
+// the source-revisions.json inside it. No daemon is needed.
+func Inspect(ctx context.Context, ref string, insecure bool) (*Inspection, error) {
+	img, cleanup, err := openImage(ctx, ref, insecure)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	in := &Inspection{Ref: ref}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	in.Digest = d.String()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	in.Labels = cf.Config.Labels
+	if m, err := img.Manifest(); err == nil {
+		in.Annotations = m.Annotations
+	}
+	b, err := readFile(img, RevisionsPath)
+	if err != nil {
+		return in, err
+	}
+	var rv SourceRevisions
+	if err := json.Unmarshal(b, &rv); err != nil {
+		return in, fmt.Errorf("%s in %s: %w", RevisionsPath, ref, err)
+	}
+	in.Revisions = &rv
+	return in, nil
+}
+
+func openImage(ctx context.Context, ref string, insecure bool) (v1.Image, func(), error) {
+	none := func() {}
+	switch {
+	case strings.HasPrefix(ref, "oci:"):
+		dir, err := os.MkdirTemp("", "kvsweep-oci-")
+		if err != nil {
+			return nil, none, err
+		}
+		cleanup := func() { os.RemoveAll(dir) }
+		if err := untar(strings.TrimPrefix(ref, "oci:"), dir); err != nil {
+			cleanup()
+			return nil, none, err
+		}
+		idx, err := layout.ImageIndexFromPath(dir)
+		if err != nil {
+			cleanup()
+			return nil, none, err
+		}
+		im, err := idx.IndexManifest()
+		if err != nil || len(im.Manifests) == 0 {
+			cleanup()
+			return nil, none, fmt.Errorf("%s: no image in the OCI layout", ref)
+		}
+		img, err := idx.Image(im.Manifests[0].Digest)
+		return img, cleanup, err
+	case strings.HasPrefix(ref, "docker:"):
+		img, err := tarball.ImageFromPath(strings.TrimPrefix(ref, "docker:"), nil)
+		return img, none, err
+	}
+	var opts []name.Option
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	r, err := name.ParseReference(ref, opts...)
+	if err != nil {
+		return nil, none, err
+	}
+	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return nil, none, fmt.Errorf("%s: %s", ref, shortErr(err))
+	}
+	return img, none, nil
+}
+
+// readFile returns a file of the image's flattened file system.
+func readFile(img v1.Image, path string) ([]byte, error) {
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	want := strings.TrimPrefix(path, "/")
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("the image has no %s: it was not built by kvsweep image build", path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimPrefix(h.Name, "./") == want {
+			return io.ReadAll(io.LimitReader(tr, 1<<20))
+		}
+	}
+}
+
+// untar unpacks a tar file into dir, refusing paths that leave it.
+func untar(file, dir string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		dst := filepath.Join(dir, h.Name)
+		if !strings.HasPrefix(dst, filepath.Clean(dir)+string(filepath.Separator)) {
+			return fmt.Errorf("%s: entry %q leaves the archive", file, h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			out, err := os.Create(dst)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, tr); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Mismatch is a component whose recorded revision differs from the pins.
+type Mismatch struct {
+	Component string `json:"component"`
+	Image     string `json:"image"`
+	Pins      string `json:"pins"`
+}
+
+func (m Mismatch) String() string {
+	return fmt.Sprintf("%s: the image has %s, the pins resolve to %s", m.Component, m.Image, m.Pins)
+}
+
+// Verify compares what an image records with resolved pins.
+func Verify(in *Inspection, r *Resolved) []Mismatch {
+	var out []Mismatch
+	if in.Revisions == nil {
+		return []Mismatch{{Component: "source-revisions.json", Image: "missing", Pins: "required"}}
+	}
+	names := make([]string, 0, len(r.Revisions))
+	for n := range r.Revisions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		want := r.Revisions[n]
+		got, ok := in.Revisions.Components[n]
+		switch {
+		case !ok:
+			out = append(out, Mismatch{n, "nothing", want.Commit})
+		case got.Commit != want.Commit:
+			out = append(out, Mismatch{n, got.Commit, want.Commit})
+		case got.Dirty != want.Dirty || got.DiffSHA256 != want.DiffSHA256:
+			out = append(out, Mismatch{n, fmt.Sprintf("%s dirty=%v diff %s", got.Commit, got.Dirty, got.DiffSHA256),
+				fmt.Sprintf("%s dirty=%v diff %s", want.Commit, want.Dirty, want.DiffSHA256)})
+		}
+	}
+	if in.Revisions.Base.Digest != r.Base.Digest {
+		out = append(out, Mismatch{"base", in.Revisions.Base.Name + "@" + in.Revisions.Base.Digest, r.Base.Name + "@" + r.Base.Digest})
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+// Package imagebuild builds the KVCR quick-start image with BuildKit from a
+// pinned set of source revisions, and records what was built.
+//
+// A pins file names one compatibility set: the base image by digest, the
+// Dynamo and vLLM-adapter repositories at a ref each, KVCR (a local
+// checkout or a repository at a ref), build arguments and the Dockerfile.
+// Resolve turns every ref into a full commit and fails closed: a
+// placeholder, an unknown ref, a branch (unless allowed), a base image
+// without digest or whose tag no longer points at it, or a dirty checkout
+// (unless allowed) is refused. Build runs the Dockerfile through BuildKit
+// with the resolved revisions as build arguments and, from the same data,
+// source-revisions.json as a named context, so the record in the image
+// (/opt/kvcr-build/source-revisions.json) cannot disagree with what was
+// built. Inspect and Verify read that record back from an image.
+package imagebuild
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
+)
+
+// Component names, in build order.
+const (
+	Dynamo      = "dynamo"
+	VLLMAdapter = "vllm_adapter"
+	KVCR        = "kvcr"
+)
+
+// Pins is a decoded pins file.
+type Pins struct {
+	File       string
+	Base       string // repo[:tag]@sha256:...
+	Components []Source
+	BuildArgs  map[string]string
+	ArgKeys    []string
+	Dockerfile string // path; empty for the embedded quick-start Dockerfile
+}
+
+// Source is where one component comes from: a repository at a ref, or
+// (KVCR only) a local checkout.
+type Source struct {
+	Name string
+	Repo string
+	Ref  string
+	Path string // local checkout, absolute
+	pos  yamlpos.Pos
+}
+
+var (
+	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	argRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// LoadPins reads and checks a pins file. Relative paths in it are relative
+// to the file.
+func LoadPins(path string) (*Pins, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePins(path, src)
+}
+
+// ParsePins decodes a pins file; file names it in messages and anchors
+// relative paths.
+func ParsePins(file string, src []byte) (*Pins, error) {
+	root, d, err := yamlpos.Parse(file, src, "a mapping with base, dynamo, vllm_adapter and kvcr")
+	if err != nil {
+		return nil, err
+	}
+	dir, _ := filepath.Abs(filepath.Dir(file))
+	p := &Pins{File: file, BuildArgs: map[string]string{}}
+	seen := map[string]bool{}
+	comp := func(name string) yamlpos.Field {
+		return yamlpos.F(name, func(n ast.Node, w string) {
+			seen[name] = true
+			s := Source{Name: name, pos: yamlpos.PosOf(n)}
+			d.Fields(n, w,
+				yamlpos.F("repo", func(n ast.Node, w string) { s.Repo = d.Str(n, w) }),
+				yamlpos.F("ref", func(n ast.Node, w string) {
+					v, _ := d.Scalar(n, w)
+					s.Ref = v.S
+					if placeholder(v.S) {
+						d.ErrAt(v, "%s: %q is a placeholder, not a revision (pin a tag or a 40-hex commit)", w, v.S)
+					}
+				}),
+				yamlpos.F("path", func(n ast.Node, w string) {
+					v, _ := d.Scalar(n, w)
+					if name != KVCR {
+						d.ErrAt(v, "%s: only kvcr can come from a local checkout; %s needs repo and ref", w, name)
+					}
+					s.Path = v.S
+					if !filepath.IsAbs(s.Path) {
+						s.Path = filepath.Join(dir, s.Path)
+					}
+				}),
+			)
+			switch {
+			case s.Path != "" && (s.Repo != "" || s.Ref != ""):
+				d.Errorf(n, "%s: give either path (a local checkout) or repo and ref, not both", w)
+			case s.Path == "" && (s.Repo == "" || s.Ref == ""):
+				d.Errorf(n, "%s: repo and ref are required", w)
+			}
+			p.Components = append(p.Components, s)
+		})
+	}
+	d.Fields(root, "",
+		yamlpos.F("version", func(n ast.Node, w string) {
+			if v := d.Integer(n, w); v != 1 && len(d.Errs) == 0 {
+				d.Errorf(n, "%s: unsupported version %d (expected 1)", w, v)
+			}
+		}),
+		yamlpos.F("base", func(n ast.Node, w string) {
+			v, _ := d.Scalar(n, w)
+			seen["base"] = true
+			p.Base = v.S
+			if err := checkBase(v.S); err != nil {
+				d.ErrAt(v, "%s: %v", w, err)
+			}
+		}),
+		comp(Dynamo), comp(VLLMAdapter), comp(KVCR),
+		yamlpos.F("build_args", func(n ast.Node, w string) {
+			p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
+			for _, k := range p.ArgKeys {
+				if !argRE.MatchString(k) {
+					d.Errorf(n, "%s: %q is not a build argument name", w, k)
+				}
+				if reserved[k] {
+					d.Errorf(n, "%s: %s is set by kvsweep from the pins; it cannot be given here", w, k)
+				}
+			}
+		}),
+		yamlpos.F("dockerfile", func(n ast.Node, w string) {
+			p.Dockerfile = d.Str(n, w)
+			if p.Dockerfile != "" && !filepath.IsAbs(p.Dockerfile) {
+				p.Dockerfile = filepath.Join(dir, p.Dockerfile)
+			}
+		}),
+	)
+	for _, req := range []string{"base", Dynamo, VLLMAdapter, KVCR} {
+		if !seen[req] {
+			d.Errorf(root, "missing required key %q", req)
+		}
+	}
+	if len(d.Errs) > 0 {
+		return nil, d.Errs
+	}
+	return p, nil
+}
+
+// reserved build arguments come from the resolved pins.
+var reserved = map[string]bool{
+	"BASE_IMAGE": true, "DYNAMO_REPO": true, "DYNAMO_COMMIT": true, "VLLM_ADAPTER_REPO": true,
+	"VLLM_ADAPTER_COMMIT": true, "KVCR_COMMIT": true, "SOURCE_DATE_EPOCH": true,
+}
+
+// placeholder reports refs that stand for "fill this in".
+func placeholder(ref string) bool {
+	r := strings.ToUpper(strings.TrimSpace(ref))
+	return r == "" || strings.ContainsAny(r, "<>{}") || strings.Contains(r, "TODO") || strings.Contains(r, "PLACEHOLDER") ||
+		strings.Contains(r, "REPLACE") || strings.Contains(r, "XXXX") || strings.Contains(r, "CHANGEME") ||
+		strings.Trim(r, "0") == ""
+}
+
+// checkBase requires repo[:tag]@sha256:<64 hex>.
+func checkBase(ref string) error {
+	name, digest, ok := strings.Cut(ref, "@")
+	switch {
+	case !ok:
+		return fmt.Errorf("%q has no digest (expected NAME:TAG@sha256:..., so the build cannot change under you)", ref)
+	case name == "":
+		return fmt.Errorf("%q has no image name", ref)
+	case !digestRE.MatchString(digest):
+		return fmt.Errorf("%q: digest %q is not sha256: and 64 hex digits", ref, digest)
+	case placeholder(strings.TrimPrefix(digest, "sha256:")):
+		return fmt.Errorf("%q: the digest is a placeholder", ref)
+	}
+	return nil
+}
+
+// Component returns the source of a component, or nil.
+func (p *Pins) Component(name string) *Source {
+	for i := range p.Components {
+		if p.Components[i].Name == name {
+			return &p.Components[i]
+		}
+	}
+	return nil
+}

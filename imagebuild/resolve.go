@@ -1,0 +1,283 @@
+package imagebuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
+)
+
+// Revision is what one component resolved to.
+type Revision struct {
+	Repo       string `json:"repo,omitempty"`
+	Ref        string `json:"ref,omitempty"` // as pinned
+	Commit     string `json:"commit"`
+	Moving     bool   `json:"moving,omitempty"` // the ref is a branch
+	Dirty      bool   `json:"dirty"`
+	DiffSHA256 string `json:"diff_sha256,omitempty"` // of the uncommitted changes of a dirty checkout
+	Path       string `json:"-"`
+	CommitTime int64  `json:"-"` // unix seconds
+}
+
+// Base is the base image.
+type Base struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+}
+
+// Resolved is a pins file with every revision made concrete.
+type Resolved struct {
+	Pins       *Pins
+	Base       Base
+	Revisions  map[string]Revision // by component name
+	BuildArgs  map[string]string
+	Epoch      int64    // SOURCE_DATE_EPOCH: the newest pinned commit time
+	Warnings   []string // what was allowed, not refused
+	Dockerfile string
+}
+
+// ResolveOptions relax the fail-closed checks.
+type ResolveOptions struct {
+	AllowMoving bool // accept a branch, recording the commit it points to now
+	AllowDirty  bool // accept a local checkout with uncommitted changes
+	Offline     bool // skip the registry check of the base image
+	Insecure    bool // the registry of the base image speaks plain HTTP
+}
+
+// Resolve makes every pin concrete, refusing what could change under the
+// build. Errors name the place in the pins file.
+func Resolve(ctx context.Context, p *Pins, o ResolveOptions) (*Resolved, error) {
+	r := &Resolved{Pins: p, Revisions: map[string]Revision{}, BuildArgs: p.BuildArgs, Dockerfile: p.Dockerfile}
+	d := yamlpos.NewDecoder(p.File)
+	fail := func(s Source, format string, args ...any) {
+		d.ErrAt(yamlpos.Value{Pos: s.pos}, "%s: "+format, append([]any{s.Name}, args...)...)
+	}
+	for _, s := range p.Components {
+		var rev Revision
+		var err error
+		if s.Path != "" {
+			rev, err = resolveCheckout(ctx, s.Path)
+			if err == nil && rev.Dirty && !o.AllowDirty {
+				fail(s, "the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", s.Path, rev.DiffSHA256[:12])
+				continue
+			}
+			if err == nil && rev.Dirty {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: building a dirty checkout (diff sha256 %s), as allowed", s.Name, rev.DiffSHA256))
+			}
+		} else {
+			rev, err = resolveRemote(ctx, s.Repo, s.Ref)
+			if err == nil && rev.Moving && !o.AllowMoving {
+				fail(s, "ref %q is a branch, which moves (now at %s); pin a tag or a commit, or pass --allow-moving to build and record that commit", s.Ref, rev.Commit)
+				continue
+			}
+			if err == nil && rev.Moving {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: branch %q resolved to %s, as allowed; that commit is what is built and recorded", s.Name, s.Ref, rev.Commit))
+			}
+		}
+		if err != nil {
+			fail(s, "%v", err)
+			continue
+		}
+		r.Revisions[s.Name] = rev
+		r.Epoch = max(r.Epoch, rev.CommitTime)
+	}
+	base, err := checkRegistry(ctx, p.Base, o)
+	if err != nil {
+		d.ErrAt(yamlpos.Value{Pos: yamlpos.Pos{Line: 1, Col: 1}}, "base: %v", err)
+	}
+	r.Base = base
+	if len(d.Errs) > 0 {
+		return nil, d.Errs
+	}
+	return r, nil
+}
+
+// git runs git with no prompts and returns its output.
+func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out.Bytes(), nil
+}
+
+// resolveRemote turns a ref of a repository into a commit: a 40-hex
+// commit as is, a tag to the commit it names, a branch to its commit now
+// (marked moving). The commit is then fetched (depth 1) for its time,
+// which also proves it exists.
+func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
+	rev := Revision{Repo: repo, Ref: ref}
+	if commitRE.MatchString(ref) {
+		rev.Commit = ref
+	} else {
+		out, err := git(ctx, "", "ls-remote", repo)
+		if err != nil {
+			return rev, err
+		}
+		refs := map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			sha, refname, ok := strings.Cut(strings.TrimSpace(line), "\t")
+			if ok {
+				refs[refname] = sha
+			}
+		}
+		switch {
+		case refs["refs/tags/"+ref+"^{}"] != "":
+			rev.Commit = refs["refs/tags/"+ref+"^{}"] // an annotated tag, peeled
+		case refs["refs/tags/"+ref] != "":
+			rev.Commit = refs["refs/tags/"+ref]
+		case refs["refs/heads/"+ref] != "":
+			rev.Commit, rev.Moving = refs["refs/heads/"+ref], true
+		case strings.HasPrefix(ref, "refs/") && refs[ref] != "":
+			rev.Commit, rev.Moving = refs[ref], strings.HasPrefix(ref, "refs/heads/")
+		default:
+			return rev, fmt.Errorf("ref %q: no such tag or branch in %s", ref, repo)
+		}
+	}
+	t, err := commitTime(ctx, repo, rev.Commit)
+	if err != nil {
+		return rev, err
+	}
+	rev.CommitTime = t
+	return rev, nil
+}
+
+// commitTime fetches one commit (depth 1) into a scratch repository and
+// reads its committer time.
+func commitTime(ctx context.Context, repo, commit string) (int64, error) {
+	tmp, err := os.MkdirTemp("", "kvsweep-git-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := git(ctx, tmp, "init", "--quiet", "--bare"); err != nil {
+		return 0, err
+	}
+	if _, err := git(ctx, tmp, "fetch", "--quiet", "--depth=1", repo, commit); err != nil {
+		return 0, fmt.Errorf("commit %s could not be fetched from %s (%v)", commit, repo, err)
+	}
+	out, err := git(ctx, tmp, "log", "-1", "--format=%ct", commit)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// resolveCheckout reads a local checkout: HEAD, its time, and whether
+// anything is uncommitted (with a hash of those changes).
+func resolveCheckout(ctx context.Context, path string) (Revision, error) {
+	rev := Revision{Path: path}
+	out, err := git(ctx, path, "rev-parse", "HEAD")
+	if err != nil {
+		return rev, fmt.Errorf("%s is not a git checkout with a commit: %v", path, err)
+	}
+	rev.Commit = strings.TrimSpace(string(out))
+	if out, err = git(ctx, path, "log", "-1", "--format=%ct", "HEAD"); err != nil {
+		return rev, err
+	}
+	rev.CommitTime, _ = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if out, err := git(ctx, path, "config", "--get", "remote.origin.url"); err == nil {
+		rev.Repo = strings.TrimSpace(string(out))
+	}
+	status, err := git(ctx, path, "status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return rev, err
+	}
+	if len(bytes.TrimSpace(status)) == 0 {
+		return rev, nil
+	}
+	rev.Dirty = true
+	h := sha256.New()
+	diff, err := git(ctx, path, "diff", "HEAD", "--binary")
+	if err != nil {
+		return rev, err
+	}
+	h.Write(diff)
+	untracked, err := git(ctx, path, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return rev, err
+	}
+	names := strings.Split(strings.TrimRight(string(untracked), "\x00"), "\x00")
+	sort.Strings(names)
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		b, err := os.ReadFile(path + "/" + n)
+		if err != nil {
+			return rev, err
+		}
+		fmt.Fprintf(h, "\x00untracked %s %d\x00", n, len(b))
+		h.Write(b)
+	}
+	rev.DiffSHA256 = hex.EncodeToString(h.Sum(nil))
+	return rev, nil
+}
+
+// checkRegistry checks that the pinned digest exists and, when the pin
+// has a tag, that the tag still points to it.
+func checkRegistry(ctx context.Context, ref string, o ResolveOptions) (Base, error) {
+	nameTag, digest, _ := strings.Cut(ref, "@")
+	b := Base{Name: nameTag, Digest: digest}
+	if o.Offline {
+		return b, nil
+	}
+	var opts []name.Option
+	if o.Insecure {
+		opts = append(opts, name.Insecure)
+	}
+	tagged, err := name.ParseReference(nameTag, opts...)
+	if err != nil {
+		return b, fmt.Errorf("%q: %v", nameTag, err)
+	}
+	pinned, err := name.NewDigest(tagged.Context().Name()+"@"+digest, opts...)
+	if err != nil {
+		return b, err
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	if _, err := remote.Head(pinned, ropts...); err != nil {
+		return b, fmt.Errorf("digest %s of %s is not in the registry (%v); pass --offline to skip this check", digest, tagged.Context().Name(), shortErr(err))
+	}
+	if t, ok := tagged.(name.Tag); ok && strings.Contains(nameTag, ":"+t.TagStr()) {
+		desc, err := remote.Head(t, ropts...)
+		if err != nil {
+			return b, fmt.Errorf("tag %s: %v", t.TagStr(), shortErr(err))
+		}
+		if desc.Digest.String() != digest {
+			return b, fmt.Errorf("tag %s now points to %s, but the pins say %s: the tag moved; pin the digest you mean", nameTag, desc.Digest, digest)
+		}
+	}
+	return b, nil
+}
+
+// shortErr keeps registry errors (which can embed whole responses) short.
+func shortErr(err error) string {
+	msg := err.Error()
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	return msg
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# buildkit-env.sh: a real BuildKit daemon and OCI registries on loopback for
+# the image-builder tests.
+#
+#   scripts/buildkit-env.sh install   apt packages; buildkitd and buildctl built
+#                                     from the Go module proxy (tools/go.mod)
+#                                     into .tools/bin (skipped when built)
+#   scripts/buildkit-env.sh start     buildkitd (OCI worker, runc) and two
+#                                     registries: read-write and read-only
+#   scripts/buildkit-env.sh stop      what start started
+#   scripts/buildkit-env.sh env       the variables the tests read
+#
+# State lives under $KVSWEEP_BUILDKIT_DIR (default /tmp/kvsweep-buildkit). Root only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BASE=${KVSWEEP_BUILDKIT_DIR:-/tmp/kvsweep-buildkit}
+BIN=$ROOT/.tools/bin
+REGISTRY=127.0.0.1:5055
+REGISTRY_RO=127.0.0.1:5056
+PKGS=(runc docker-registry squashfs-tools busybox-static git curl)
+
+log() { echo "buildkit-env: $*" >&2; }
+
+install() {
+	local missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		log "installing ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+	if [ ! -x "$BIN/buildkitd" ] || [ ! -x "$BIN/buildctl" ] || [ tools/go.mod -nt "$BIN/buildkitd" ]; then
+		log "building buildkitd and buildctl (a few minutes on a cold module cache)"
+		mkdir -p "$BIN"
+		(cd tools && go build -o "$BIN/" github.com/moby/buildkit/cmd/buildkitd github.com/moby/buildkit/cmd/buildctl)
+	fi
+}
+
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start_registry() { # NAME ADDR READONLY
+	local dir=$BASE/$1
+	mkdir -p "$dir/data"
+	running "$dir/pid" && return
+	cat >"$dir/config.yml" <<EOF
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $dir/data
+  delete:
+    enabled: true
+  maintenance:
+    readonly:
+      enabled: $3
+http:
+  addr: $2
+EOF
+	docker-registry serve "$dir/config.yml" >"$dir/log" 2>&1 &
+	echo $! >"$dir/pid"
+	for _ in $(seq 100); do
+		curl -fsS "http://$2/v2/" >/dev/null 2>&1 && return
+		sleep 0.1
+	done
+	log "registry $1 did not answer on $2: $(tail -3 "$dir/log")"
+	return 1
+}
+
+start() {
+	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
+	mkdir -p "$BASE"
+	start_registry registry "$REGISTRY" false
+	start_registry registry-ro "$REGISTRY_RO" true
+	if ! running "$BASE/buildkitd.pid"; then
+		cat >"$BASE/buildkitd.toml" <<EOF
+[registry."$REGISTRY"]
+  http = true
+  insecure = true
+[registry."$REGISTRY_RO"]
+  http = true
+  insecure = true
+EOF
+		"$BIN/buildkitd" --config "$BASE/buildkitd.toml" --root "$BASE/root" \
+			--addr "unix://$BASE/buildkitd.sock" --oci-worker=true --containerd-worker=false \
+			>"$BASE/buildkitd.log" 2>&1 &
+		echo $! >"$BASE/buildkitd.pid"
+	fi
+	for _ in $(seq 150); do
+		"$BIN/buildctl" --addr "unix://$BASE/buildkitd.sock" debug workers >/dev/null 2>&1 && {
+			log "buildkitd up at unix://$BASE/buildkitd.sock; registries $REGISTRY (read-write), $REGISTRY_RO (read-only)"
+			return
+		}
+		sleep 0.2
+	done
+	log "buildkitd did not answer: $(tail -5 "$BASE/buildkitd.log")"
+	return 1
+}
+
+stop_pid() {
+	local f=$1 pid
+	[ -f "$f" ] || return 0
+	pid=$(cat "$f")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+stop() {
+	stop_pid "$BASE/buildkitd.pid"
+	stop_pid "$BASE/registry/pid"
+	stop_pid "$BASE/registry-ro/pid"
+	log "stopped"
+}
+
+env_vars() {
+	echo "export KVSWEEP_BUILDKIT_ADDR=unix://$BASE/buildkitd.sock"
+	echo "export KVSWEEP_BUILDKITD=$BIN/buildkitd"
+	echo "export KVSWEEP_BUILDCTL=$BIN/buildctl"
+	echo "export KVSWEEP_REGISTRY=$REGISTRY"
+	echo "export KVSWEEP_REGISTRY_RO=$REGISTRY_RO"
+}
+
+case ${1:-} in
+install) install ;;
+start) start ;;
+stop) stop ;;
+env) env_vars ;;
+*)
+	echo "usage: $0 install|start|stop|env" >&2
+	exit 2
+	;;
+esac
