@@ -134,7 +134,11 @@ func (e *env) repo(t *testing.T, name string, files ...map[string]string) []stri
 
 // pushBusybox makes a one-layer image with busybox-static and its applets
 // (no image can be pulled here) and pushes it; returns NAME:TAG@DIGEST.
-func pushBusybox(t *testing.T, ref string) string {
+func pushBusybox(t *testing.T, ref string) string { return pushVariant(t, ref, "") }
+
+// pushVariant is pushBusybox with a file /variant holding variant, so a
+// different variant is a different image.
+func pushVariant(t *testing.T, ref, variant string) string {
 	t.Helper()
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil {
@@ -150,6 +154,10 @@ func pushBusybox(t *testing.T, ref string) string {
 	_, _ = tw.Write(bb)
 	for _, applet := range []string{"sh", "grep", "cat", "test", "cp", "mkdir", "ls", "echo", "true", "false", "rm", "mv", "sleep"} {
 		_ = tw.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", ModTime: epoch})
+	}
+	if variant != "" {
+		_ = tw.WriteHeader(&tar.Header{Name: "variant", Mode: 0o644, Size: int64(len(variant)), ModTime: epoch})
+		_, _ = tw.Write([]byte(variant))
 	}
 	_ = tw.Close()
 	layer, err := tarball.LayerFromReader(bytes.NewReader(buf.Bytes()))

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -65,38 +67,54 @@ func Resolve(ctx context.Context, p *Pins, o ResolveOptions) (*Resolved, error) 
 	fail := func(s Source, format string, args ...any) {
 		d.ErrAt(yamlpos.Value{Pos: s.pos}, "%s: "+format, append([]any{s.Name}, args...)...)
 	}
-	for _, s := range p.Components {
-		var rev Revision
-		var err error
-		if s.Path != "" {
-			rev, err = resolveCheckout(ctx, s.Path)
-			if err == nil && rev.Dirty && !o.AllowDirty {
-				fail(s, "the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", s.Path, rev.DiffSHA256[:12])
-				continue
+	// The components and the base are independent: resolve them at once.
+	type result struct {
+		rev Revision
+		err error
+	}
+	results := make([]result, len(p.Components))
+	var wg sync.WaitGroup
+	for i, s := range p.Components {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if s.Path != "" {
+				results[i].rev, results[i].err = resolveCheckout(ctx, s.Path)
+			} else {
+				results[i].rev, results[i].err = resolveRemote(ctx, s.Repo, s.Ref)
 			}
-			if err == nil && rev.Dirty {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: building a dirty checkout (diff sha256 %s), as allowed", s.Name, rev.DiffSHA256))
-			}
-		} else {
-			rev, err = resolveRemote(ctx, s.Repo, s.Ref)
-			if err == nil && rev.Moving && !o.AllowMoving {
-				fail(s, "ref %q is a branch, which moves (now at %s); pin a tag or a commit, or pass --allow-moving to build and record that commit", s.Ref, rev.Commit)
-				continue
-			}
-			if err == nil && rev.Moving {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: branch %q resolved to %s, as allowed; that commit is what is built and recorded", s.Name, s.Ref, rev.Commit))
-			}
-		}
-		if err != nil {
+		}()
+	}
+	var base Base
+	var baseErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		base, baseErr = checkRegistry(ctx, p.Base, o)
+	}()
+	wg.Wait()
+	for i, s := range p.Components {
+		rev, err := results[i].rev, results[i].err
+		switch {
+		case err != nil:
 			fail(s, "%v", err)
 			continue
+		case rev.Dirty && !o.AllowDirty:
+			fail(s, "the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", s.Path, rev.DiffSHA256[:12])
+			continue
+		case rev.Dirty:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: building a dirty checkout (diff sha256 %s), as allowed", s.Name, rev.DiffSHA256))
+		case rev.Moving && !o.AllowMoving:
+			fail(s, "ref %q is a branch, which moves (now at %s); pin a tag or a commit, or pass --allow-moving to build and record that commit", s.Ref, rev.Commit)
+			continue
+		case rev.Moving:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: branch %q resolved to %s, as allowed; that commit is what is built and recorded", s.Name, s.Ref, rev.Commit))
 		}
 		r.Revisions[s.Name] = rev
 		r.Epoch = max(r.Epoch, rev.CommitTime)
 	}
-	base, err := checkRegistry(ctx, p.Base, o)
-	if err != nil {
-		d.ErrAt(yamlpos.Value{Pos: yamlpos.Pos{Line: 1, Col: 1}}, "base: %v", err)
+	if baseErr != nil {
+		d.ErrAt(yamlpos.Value{Pos: yamlpos.Pos{Line: 1, Col: 1}}, "base: %v", baseErr)
 	}
 	r.Base = base
 	if len(d.Errs) > 0 {
@@ -166,8 +184,26 @@ func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
 }
 
 // commitTime fetches one commit (depth 1) into a scratch repository and
-// reads its committer time.
+// reads its committer time. A commit's time never changes, so it is kept
+// in the user's cache directory by commit id.
 func commitTime(ctx context.Context, repo, commit string) (int64, error) {
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "kvsweep", "commit-time", commit)
+		if b, err := os.ReadFile(cache); err == nil {
+			if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				return t, nil
+			}
+		}
+	}
+	t, err := fetchCommitTime(ctx, repo, commit)
+	if err == nil && cache != "" && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
+		_ = os.WriteFile(cache, []byte(strconv.FormatInt(t, 10)), 0o644)
+	}
+	return t, err
+}
+
+func fetchCommitTime(ctx context.Context, repo, commit string) (int64, error) {
 	tmp, err := os.MkdirTemp("", "kvsweep-git-")
 	if err != nil {
 		return 0, err

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: install what the tests need, start the services they use, run
-# every test, and stop what it started. This is the README's test command
-# and what CI runs (.ci/run). Root on Debian 12; idempotent.
+# every test, and stop what it started: two Slurm clusters (with and
+# without accounting), buildkitd built from the Go module proxy, and OCI
+# registries. This is the README's test command and what CI runs
+# (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)
 #   scripts/test.sh -run X     extra arguments go to go test
@@ -20,6 +22,7 @@ if [ "${#need[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 scripts/slurm-env.sh install
+scripts/buildkit-env.sh install
 
 started=()
 cleanup() {
@@ -29,6 +32,9 @@ trap cleanup EXIT
 scripts/slurm-env.sh start
 started+=(scripts/slurm-env.sh)
 eval "$(scripts/slurm-env.sh env)"
+scripts/buildkit-env.sh start
+started+=(scripts/buildkit-env.sh)
+eval "$(scripts/buildkit-env.sh env)"
 
 echo "test.sh: go vet" >&2
 go vet ./...

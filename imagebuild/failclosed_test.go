@@ -1,0 +1,118 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func resolveErr(t *testing.T, path string, o ResolveOptions) error {
+	t.Helper()
+	p, err := LoadPins(path)
+	if err != nil {
+		return err
+	}
+	_, err = Resolve(context.Background(), p, o)
+	return err
+}
+
+// Each fail-closed case is refused with a message that says what and where.
+func TestFailClosed(t *testing.T) {
+	e := setup(t)
+	rp := e.repos(t)
+	kvcr := checkout(t)
+	// A branch of the dynamo repository: it moves.
+	branch := exec.Command("git", "branch", "release", rp.dynamo[1])
+	branch.Dir = filepath.Join(e.gitBase, "dynamo.git")
+	if out, err := branch.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	dirty := checkout(t)
+	if err := os.WriteFile(filepath.Join(dirty, "kvcr.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name, digest, _ := strings.Cut(e.base, "@")
+	wrong := "sha256:" + strings.Repeat("ab", 32)
+	// Another image under the same tag: the tag has moved off the pinned digest.
+	moved := pushVariant(t, strings.Replace(name, ":1", ":moving", 1), "another image")
+	movedName, movedDigest, _ := strings.Cut(moved, "@")
+	otherTagSameRepo := movedName + "@" + digest
+	placeholderPins := e.pins(t, "<DYNAMO_COMMIT>", rp.adapter[0], kvcr, e.base)
+	b, _ := os.ReadFile(placeholderPins)
+	col := strings.Index(strings.Split(string(b), "\n")[2], `"<DYNAMO_COMMIT>"`) + 1
+
+	tests := []struct {
+		name string
+		pins string
+		opts ResolveOptions
+		want string
+	}{
+		{"placeholder ref", placeholderPins, ResolveOptions{Insecure: true},
+			fmt.Sprintf("pins.yaml:3:%d: dynamo.ref:", col) + ` "<DYNAMO_COMMIT>" is a placeholder, not a revision (pin a tag or a 40-hex commit)`},
+		{"branch without --allow-moving", e.pins(t, "release", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+			`pins.yaml:3:9: dynamo: ref "release" is a branch, which moves (now at ` + rp.dynamo[1] + `); pin a tag or a commit, or pass --allow-moving to build and record that commit`},
+		{"unknown ref", e.pins(t, "v9", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+			`pins.yaml:3:9: dynamo: ref "v9": no such tag or branch in ` + e.gitURL + `/dynamo.git`},
+		{"commit not in the repository", e.pins(t, strings.Repeat("1", 40), rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+			`pins.yaml:3:9: dynamo: commit 1111111111111111111111111111111111111111 could not be fetched from`},
+		{"base without digest", e.pins(t, "v0", rp.adapter[0], kvcr, name), ResolveOptions{Insecure: true},
+			`pins.yaml:2:7: base: "` + name + `" has no digest (expected NAME:TAG@sha256:..., so the build cannot change under you)`},
+		{"base digest not in the registry", e.pins(t, "v0", rp.adapter[0], kvcr, name+"@"+wrong), ResolveOptions{Insecure: true},
+			`pins.yaml:1:1: base: digest ` + wrong + ` of ` + strings.Split(name, ":")[0] + ":" + strings.Split(name, ":")[1] + ` is not in the registry`},
+		{"base tag moved off the digest", e.pins(t, "v0", rp.adapter[0], kvcr, otherTagSameRepo), ResolveOptions{Insecure: true},
+			`pins.yaml:1:1: base: tag ` + movedName + ` now points to ` + movedDigest + `, but the pins say ` + digest + `: the tag moved; pin the digest you mean`},
+		{"dirty checkout", e.pins(t, "v0", rp.adapter[0], dirty, e.base), ResolveOptions{Insecure: true},
+			`pins.yaml:5:7: kvcr: the checkout ` + dirty + ` has uncommitted changes (diff sha256 `},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := resolveErr(t, tc.pins, tc.opts)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			got := strings.Replace(err.Error(), filepath.Dir(tc.pins)+"/", "", 1)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("error:\n got %s\nwant %s...", got, tc.want)
+			}
+		})
+	}
+	// What is refused by default is built when allowed, with a warning, and
+	// the commit built is what is recorded.
+	r := resolve(t, e.pins(t, "release", rp.adapter[0], dirty, e.base), ResolveOptions{Insecure: true, AllowMoving: true, AllowDirty: true})
+	if r.Revisions[Dynamo].Commit != rp.dynamo[1] || !r.Revisions[KVCR].Dirty || len(r.Warnings) != 2 {
+		t.Errorf("allowed: %+v warnings %v", r.Revisions, r.Warnings)
+	}
+}
+
+// An unreachable buildkitd is a clear error within 10 s, not a hang.
+func TestBuildkitdUnreachable(t *testing.T) {
+	e := setup(t)
+	rp := e.repos(t)
+	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	start := time.Now()
+	_, err := Build(context.Background(), r, WithAddr("unix://"+filepath.Join(t.TempDir(), "nothing.sock")), WithPush(e.registry+"/test/never:1"))
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 10s: is it running?") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Errorf("took %s", d)
+	}
+}
+
+// A registry that refuses the push (read-only) fails the build with the
+// registry's answer.
+func TestRegistryRefusesPush(t *testing.T) {
+	e := setup(t)
+	rp := e.repos(t)
+	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	_, err := Build(context.Background(), r, WithAddr(e.addr), WithPush(e.registryRO+"/test/kvcr:1"), WithInsecureRegistry())
+	if err == nil || !strings.Contains(err.Error(), "405") && !strings.Contains(strings.ToLower(err.Error()), "read-only") && !strings.Contains(strings.ToLower(err.Error()), "unsupported") {
+		t.Fatalf("push to a read-only registry: %v", err)
+	}
+	t.Logf("refused: %v", err)
+}
