@@ -45,6 +45,9 @@ type Options struct {
 	NoArray bool
 	// Version is recorded in the manifest.
 	Version string
+	// Binary is copied to DIR/bin/kvsweep for jobs that run kvsweep (two-node
+	// jobs coordinate through it); default: this executable.
+	Binary string
 }
 
 // Render writes the sweep directory dir for the cells of spec. specSrc is
@@ -102,6 +105,9 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 				return nil, err
 			}
 		}
+	}
+	if err := copyBinary(dir, m, opts.Binary); err != nil {
+		return nil, err
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -236,6 +242,37 @@ func NewSweepID(name string) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// BinaryPath is where a sweep directory keeps the kvsweep its jobs run.
+const BinaryPath = "bin/kvsweep"
+
+// copyBinary puts kvsweep into the sweep directory when a job needs it,
+// so every node of the allocation finds it on the shared file system.
+func copyBinary(dir string, m *sweep.Manifest, src string) error {
+	need := false
+	for _, j := range m.Jobs {
+		need = need || j.Kind == "two-node"
+	}
+	if !need {
+		return nil
+	}
+	if src == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		src = exe
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("copying kvsweep for the two-node jobs: %w", err)
+	}
+	dst := filepath.Join(dir, BinaryPath)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return sweep.WriteFileAtomic(dst, b, 0o755)
 }
 
 // cellTable returns a job's cell table and the command-line blob it points

@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# slurm-env.sh: two real single-node Slurm clusters on this machine for the
-# tests, side by side: "acct" with accounting (slurmdbd + MariaDB) and
-# "noacct" without (sacct answers that accounting storage is disabled).
-# Each node advertises 4 GPUs as a count-only GRES, so GPU requests are
-# accepted and scheduled like on a GPU cluster.
+# slurm-env.sh: real Slurm clusters on this machine for the tests, side by
+# side: "acct" with accounting (slurmdbd + MariaDB) and "noacct" without
+# (sacct answers that accounting storage is disabled), one node each that
+# advertises 4 GPUs so GPU requests are scheduled like on a GPU cluster;
+# and "twonode", two slurmd nodes in network namespaces of their own
+# (addresses on a private /24 used by nothing else, behind a bridge), for
+# jobs that span two nodes.
 #
 #   scripts/slurm-env.sh install   apt packages (idempotent)
 #   scripts/slurm-env.sh start     munge, MariaDB, slurmdbd, both clusters (idempotent)
 #   scripts/slurm-env.sh stop      everything start started
-#   scripts/slurm-env.sh env       the variables tests read (KVSWEEP_SLURM_ACCT/NOACCT)
+#   scripts/slurm-env.sh env       the variables tests read (KVSWEEP_SLURM_ACCT/NOACCT/TWONODE)
 #   scripts/slurm-env.sh ctld-stop|ctld-start CLUSTER   (for outage tests)
 #
 # State lives under $KVSWEEP_SLURM_DIR (default /tmp/kvsweep-slurm). Root only.
 set -euo pipefail
 
 BASE=${KVSWEEP_SLURM_DIR:-/tmp/kvsweep-slurm}
-PKGS=(munge slurm-wlm slurmdbd mariadb-server)
+PKGS=(munge slurm-wlm slurmdbd mariadb-server iproute2 util-linux)
+
+# The two-node cluster's network: a bridge on the host, one namespace per node.
+NET=10.213.77
+BRIDGE=kvsbr0
+TWO_PORTS="6937 6938"
 
 log() { echo "slurm-env: $*" >&2; }
 
@@ -189,6 +196,88 @@ start_cluster() {
 	return 1
 }
 
+start_twonode() {
+	local dir=$BASE/twonode cport dport
+	read -r cport dport <<<"$TWO_PORTS"
+	mkdir -p "$dir/ctld" "$dir/log"
+	if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+		ip link add "$BRIDGE" type bridge
+		ip addr add "$NET.1/24" dev "$BRIDGE"
+		ip link set "$BRIDGE" up
+	fi
+	local i
+	for i in 1 2; do
+		if ! ip netns list | grep -qw "kvsn$i"; then
+			ip netns add "kvsn$i"
+			ip link add "kvsv$i" type veth peer name "kvsv${i}p"
+			ip link set "kvsv${i}p" master "$BRIDGE" up
+			ip link set "kvsv$i" netns "kvsn$i"
+			ip -n "kvsn$i" addr add "$NET.1$i/24" dev "kvsv$i"
+			ip -n "kvsn$i" link set "kvsv$i" up
+			ip -n "kvsn$i" link set lo up
+		fi
+	done
+	local cpus mem
+	cpus=$(nproc)
+	mem=$((($(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) - 2048) / 2))
+	{
+		echo "ClusterName=kvstwonode"
+		echo "SlurmctldHost=$(hostname)($NET.1)"
+		echo "SlurmctldPort=$cport"
+		echo "SlurmdPort=$dport"
+		echo "SlurmUser=root"
+		echo "SlurmdUser=root"
+		echo "AuthType=auth/munge"
+		echo "StateSaveLocation=$dir/ctld"
+		echo "SlurmdSpoolDir=$dir/d%n"
+		echo "SlurmctldPidFile=$dir/slurmctld.pid"
+		echo "SlurmdPidFile=$dir/slurmd-%n.pid"
+		echo "SlurmctldLogFile=$dir/log/slurmctld.log"
+		echo "SlurmdLogFile=$dir/log/slurmd-%n.log"
+		echo "ProctrackType=proctrack/linuxproc"
+		echo "TaskPlugin=task/none"
+		echo "SelectType=select/cons_tres"
+		echo "SelectTypeParameters=CR_Core_Memory"
+		echo "MinJobAge=300"
+		echo "KillWait=5"
+		echo "SchedulerParameters=sched_interval=2"
+		echo "ReturnToService=2"
+		echo "MpiDefault=none"
+		echo "AccountingStorageType=accounting_storage/none"
+		echo "JobAcctGatherType=jobacct_gather/none"
+		echo "NodeName=kvsn1 NodeAddr=$NET.11 CPUs=$cpus RealMemory=$mem State=UNKNOWN"
+		echo "NodeName=kvsn2 NodeAddr=$NET.12 CPUs=$cpus RealMemory=$mem State=UNKNOWN"
+		echo "PartitionName=debug Nodes=kvsn1,kvsn2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+	} >"$dir/slurm.conf"
+	ctld_start twonode
+	for i in 1 2; do
+		if ! { [ -f "$dir/slurmd-kvsn$i.pid" ] && kill -0 "$(cat "$dir/slurmd-kvsn$i.pid")" 2>/dev/null; }; then
+			# nsenter, not "ip netns exec", which remounts /sys and breaks slurmd's cgroup probe.
+			SLURM_CONF=$dir/slurm.conf nsenter --net="/var/run/netns/kvsn$i" slurmd -f "$dir/slurm.conf" -N "kvsn$i"
+		fi
+	done
+	for _ in $(seq 150); do
+		if [ "$(SLURM_CONF=$dir/slurm.conf sinfo -h -o '%T %D' 2>/dev/null)" = "idle 2" ]; then
+			return
+		fi
+		sleep 0.2
+	done
+	log "cluster twonode: nodes not idle: $(SLURM_CONF=$dir/slurm.conf sinfo -h -o '%N %T %E' 2>&1)"
+	return 1
+}
+
+stop_twonode() {
+	local dir=$BASE/twonode i
+	SLURM_CONF=$dir/slurm.conf scancel --user=root 2>/dev/null || true
+	for i in 1 2; do stop_pidfile "$dir/slurmd-kvsn$i.pid"; done
+	stop_pidfile "$dir/slurmctld.pid"
+	for i in 1 2; do
+		ip netns del "kvsn$i" 2>/dev/null || true
+		ip link del "kvsv${i}p" 2>/dev/null || true
+	done
+	ip link del "$BRIDGE" 2>/dev/null || true
+}
+
 start() {
 	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
 	mkdir -p "$BASE/acct" "$BASE/noacct"
@@ -203,7 +292,8 @@ start() {
 		# shellcheck disable=SC2086
 		start_cluster $c
 	done
-	log "clusters up: acct ($(conf_of acct)), noacct ($(conf_of noacct))"
+	start_twonode
+	log "clusters up: acct ($(conf_of acct)), noacct ($(conf_of noacct)), twonode ($(conf_of twonode))"
 }
 
 stop_pidfile() {
@@ -222,6 +312,7 @@ stop() {
 		stop_pidfile "$BASE/$name/slurmd.pid"
 		stop_pidfile "$BASE/$name/slurmctld.pid"
 	done
+	stop_twonode
 	stop_pidfile "$BASE/acct/slurmdbd.pid"
 	if [ -f /run/mysqld/kvsweep.pid ]; then
 		mysqladmin shutdown 2>/dev/null || stop_pidfile /run/mysqld/kvsweep.pid
@@ -233,6 +324,7 @@ stop() {
 env_vars() {
 	echo "export KVSWEEP_SLURM_ACCT=$(conf_of acct)"
 	echo "export KVSWEEP_SLURM_NOACCT=$(conf_of noacct)"
+	echo "export KVSWEEP_SLURM_TWONODE=$(conf_of twonode)"
 }
 
 case ${1:-} in

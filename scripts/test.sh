@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client)
 
 need=()
 for p in "${APT[@]}"; do

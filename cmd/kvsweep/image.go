@@ -229,36 +229,6 @@ func init() {
   kvsweep image verify REG/kvcr:TAG --pins pins.yaml
 
 Run 'kvsweep image SUBCOMMAND --help' for each one's flags.`,
-		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			fs.SetInterspersed(false)
-			return func(e *env, args []string) error {
-				if len(args) == 0 {
-					return usagef("expected a subcommand: build, inspect or verify")
-				}
-				var sub *command
-				for _, c := range imageCommands {
-					if c.name == args[0] {
-						sub = c
-					}
-				}
-				if sub == nil {
-					return usagef("unknown subcommand %q (expected build, inspect or verify)", args[0])
-				}
-				sfs := pflag.NewFlagSet("kvsweep image "+sub.name, pflag.ContinueOnError)
-				sfs.SetOutput(io.Discard)
-				sfs.SortFlags = false
-				runSub := sub.setup(sfs)
-				if err := sfs.Parse(args[1:]); err != nil {
-					if err == pflag.ErrHelp {
-						named := *sub
-						named.name = "image " + sub.name
-						commandUsage(e.stdout, &named, sfs)
-						return nil
-					}
-					return usagef("%v", err)
-				}
-				return runSub(e, sfs.Args())
-			}
-		},
+		setup: group("image", imageCommands),
 	})
 }

@@ -187,3 +187,43 @@ func oneOf(flag, value string, allowed ...string) error {
 	}
 	return usagef("--%s %q: expected one of %s", flag, value, strings.Join(allowed, ", "))
 }
+
+// group is the setup of a command made of subcommands (kvsweep image
+// build, kvsweep job barrier): flags after the subcommand are its own.
+func group(name string, subs []*command) func(fs *pflag.FlagSet) func(*env, []string) error {
+	return func(fs *pflag.FlagSet) func(*env, []string) error {
+		fs.SetInterspersed(false)
+		return func(e *env, args []string) error {
+			var names []string
+			for _, c := range subs {
+				names = append(names, c.name)
+			}
+			if len(args) == 0 {
+				return usagef("expected a subcommand: %s", strings.Join(names, ", "))
+			}
+			var sub *command
+			for _, c := range subs {
+				if c.name == args[0] {
+					sub = c
+				}
+			}
+			if sub == nil {
+				return usagef("unknown subcommand %q (expected %s)", args[0], strings.Join(names, ", "))
+			}
+			sfs := pflag.NewFlagSet("kvsweep "+name+" "+sub.name, pflag.ContinueOnError)
+			sfs.SetOutput(io.Discard)
+			sfs.SortFlags = false
+			runSub := sub.setup(sfs)
+			if err := sfs.Parse(args[1:]); err != nil {
+				if errors.Is(err, pflag.ErrHelp) {
+					named := *sub
+					named.name = name + " " + sub.name
+					commandUsage(e.stdout, &named, sfs)
+					return nil
+				}
+				return usagef("%v", err)
+			}
+			return runSub(e, sfs.Args())
+		}
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/coord"
 	"github.com/kvsweep/kvsweep/sbatch"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -59,6 +61,7 @@ func interruptible() (context.Context, context.CancelFunc) {
 }
 
 type submitOpts struct {
+	lock       string
 	sched      *schedOpts
 	maxRunning int
 	hold       bool
@@ -74,7 +77,33 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	}
 	fs.BoolVar(&o.hold, "hold", false, "submit held (release with scontrol release)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the sbatch command lines; submit nothing")
+	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	return o
+}
+
+// takeLock takes the etcd lock of --lock, if given; release it when done.
+func (o *submitOpts) takeLock(ctx context.Context, sweepID string) (release func(), err error) {
+	if o.lock == "" {
+		return func() {}, nil
+	}
+	rest, ok := strings.CutPrefix(o.lock, "etcd://")
+	hostport, prefix, _ := strings.Cut(rest, "/")
+	if !ok || hostport == "" {
+		return nil, usagef("--lock %q: expected etcd://HOST:PORT/PREFIX", o.lock)
+	}
+	c, err := coord.Dial(hostport)
+	if err != nil {
+		return nil, err
+	}
+	l, err := coord.TryLock(ctx, c, "/"+prefix, sweepID, 10*time.Second)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return func() {
+		_ = l.Unlock(context.Background())
+		c.Close()
+	}, nil
 }
 
 // submit runs sbatch.Submit on dir with only (nil: every unsubmitted cell),
@@ -90,6 +119,13 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	if !o.dryRun {
+		release, err := o.takeLock(ctx, m.SweepID)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	opts := sbatch.SubmitOptions{Only: only, MaxRunning: o.maxRunning, Hold: o.hold, DryRun: o.dryRun,
 		Out: e.stdout, Overrides: map[string]string{}}
 	for k, v := range o.overrides {

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvsweep/kvsweep/internal/etcdtest"
+	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// A two-node cell on two real slurmd nodes in network namespaces of their
+// own: etcd runs on the head node, the second node meets the head at the
+// barrier through it and starts the node agent, and the harness completes.
+func TestTwoNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the two-node Slurm cluster of scripts/slurm-env.sh (not with -short)")
+	}
+	conf := os.Getenv("KVSWEEP_SLURM_TWONODE")
+	if conf == "" {
+		t.Fatal("KVSWEEP_SLURM_TWONODE is not set: scripts/slurm-env.sh start; eval \"$(scripts/slurm-env.sh env)\"")
+	}
+	if _, err := exec.LookPath("etcd"); err != nil {
+		t.Fatal("etcd is not installed (scripts/test.sh installs etcd-server)")
+	}
+	t.Parallel()
+	c := cluster{name: "twonode", conf: conf}
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: twonode
+container: {runtime: none}
+harness:
+  command: [python3, %q, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
+topologies:
+  two-node:
+    resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 3m}
+    args: [--etcd]
+    agent: [bash, -c, 'echo "agent on $SLURMD_NODENAME at $(ip -4 -o addr show scope global | cut -d" " -f7)"; exec sleep 120']
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
+`, harness)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "sweep")
+	mustKvsweep(t, c, "render", path, "--out", dir)
+	if fi, err := os.Stat(filepath.Join(dir, sbatch.BinaryPath)); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("kvsweep was not copied into the sweep for the job: %v", err)
+	}
+	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+	defer cancelSweep(t, c, dir)
+	cells := waitFor(t, c, dir, 3*time.Minute, "the two-node cell ends", sbatch.Done)
+	cell := cells[0]
+	cellDir := filepath.Join(dir, "cells", cell.ID)
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(cellDir, name))
+		return string(b)
+	}
+	logs, _ := filepath.Glob(filepath.Join(cellDir, "slurm-*.out"))
+	var jobLog string
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		jobLog += string(b)
+	}
+	if cell.State != sbatch.StateCompleted {
+		t.Fatalf("cell %s: %s\njob output:\n%s\netcd:\n%s\nremote barrier:\n%s\nagent:\n%s", cell.Name, cell.State, jobLog,
+			read("etcd.log"), read("remote/barrier.log"), read("remote/agent.log"))
+	}
+	if cell.Nodes != "kvsn[1-2]" {
+		t.Errorf("ran on %q, want both nodes kvsn[1-2]", cell.Nodes)
+	}
+	// The head (kvsn1) ran etcd and passed the barrier; the second node
+	// (kvsn2, its own address) passed it too and ran the agent.
+	m := regexp.MustCompile(`etcd at http://10\.213\.77\.11:(\d+) is healthy`).FindStringSubmatch(jobLog)
+	if m == nil || !strings.Contains(jobLog, ": head passed with 2 participants") {
+		t.Fatalf("head side:\n%s", jobLog)
+	}
+	if !strings.Contains(read("etcd.log"), "ready to serve client requests") {
+		t.Errorf("the job's own etcd did not serve:\n%s", read("etcd.log"))
+	}
+	// Torn down: nothing listens on the job's etcd port on the head any more.
+	ss, err := exec.Command("nsenter", "--net=/var/run/netns/kvsn1", "ss", "-Hltn", "sport = :"+m[1]).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(ss)) != "" {
+		t.Errorf("after the job, port %s on the head: %v %q", m[1], err, ss)
+	}
+	if b := read("remote/barrier.log"); !strings.Contains(b, ": remote passed with 2 participants") {
+		t.Errorf("remote barrier: %q", b)
+	}
+	if a := read("remote/agent.log"); !strings.Contains(a, "agent on kvsn2 at 10.213.77.12/24") {
+		t.Errorf("agent: %q", a)
+	}
+	if _, ok, _ := sweep.ReadExitMarker(dir, cell.ID); !ok {
+		t.Error("no exit marker")
+	}
+	if !strings.Contains(read("result.json"), `"verdict": "PASS"`) {
+		t.Errorf("result: %s", read("result.json"))
+	}
+}
+
+// Two submitters of one sweep with --lock: the second is refused, naming
+// the first, while the first holds the lock.
+func TestSubmitLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs etcd (not with -short)")
+	}
+	t.Parallel()
+	port := etcdtest.FreePort(t)
+	etcdtest.Start(t, port)
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: lock
+scheduler: local
+harness: {command: [python3, %q, --results-dir, "{{.CellDir}}", --sim, "sleep:4"]}
+topologies: {aggregated: {resources: {time: 1m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`, harness)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	lock := fmt.Sprintf("etcd://127.0.0.1:%d/kvsweep-ci", port)
+	none := cluster{}
+	mustKvsweep(t, none, "render", path, "--out", dirA, "--sweep-id", "lock-1")
+	// A copy of the same sweep elsewhere (another person, another machine).
+	mustKvsweep(t, none, "render", path, "--out", dirB, "--sweep-id", "lock-1")
+	first := exec.Command(binary, "submit", dirA, "--lock", lock)
+	var out strings.Builder
+	first.Stdout, first.Stderr = &out, &out
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	_, errs, err := kvsweep(t, none, nil, "submit", dirB, "--lock", lock)
+	if err == nil || !strings.Contains(errs, "sweep lock-1 is locked by ") || !strings.Contains(errs, " pid ") {
+		t.Errorf("second submitter: %v %q", err, errs)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first submitter: %v\n%s", err, out.String())
+	}
+	// Released: the second can go now.
+	if _, errs, err := kvsweep(t, none, nil, "submit", dirB, "--lock", lock); err != nil {
+		t.Errorf("after the first finished: %v %s", err, errs)
+	}
+}
