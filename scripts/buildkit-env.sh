@@ -21,17 +21,11 @@ REGISTRY_RO=127.0.0.1:5056
 PKGS=(runc docker-registry squashfs-tools busybox-static git curl)
 
 log() { echo "buildkit-env: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 install() {
-	local missing=()
-	for p in "${PKGS[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	if [ "${#missing[@]}" -gt 0 ]; then
-		log "installing ${missing[*]}"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-	fi
+	apt_need "${PKGS[@]}"
 	if [ ! -x "$BIN/buildkitd" ] || [ ! -x "$BIN/buildctl" ] || [ tools/go.mod -nt "$BIN/buildkitd" ]; then
 		log "building buildkitd and buildctl (a few minutes on a cold module cache)"
 		mkdir -p "$BIN"
@@ -39,12 +33,10 @@ install() {
 	fi
 }
 
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-
 start_registry() { # NAME ADDR READONLY
 	local dir=$BASE/$1
 	mkdir -p "$dir/data"
-	running "$dir/pid" && return
+	pid_running "$dir/pid" && return
 	cat >"$dir/config.yml" <<EOF
 version: 0.1
 log:
@@ -75,7 +67,7 @@ start() {
 	mkdir -p "$BASE"
 	start_registry registry "$REGISTRY" false
 	start_registry registry-ro "$REGISTRY_RO" true
-	if ! running "$BASE/buildkitd.pid"; then
+	if ! pid_running "$BASE/buildkitd.pid"; then
 		cat >"$BASE/buildkitd.toml" <<EOF
 [registry."$REGISTRY"]
   http = true
@@ -100,20 +92,10 @@ EOF
 	return 1
 }
 
-stop_pid() {
-	local f=$1 pid
-	[ -f "$f" ] || return 0
-	pid=$(cat "$f")
-	kill "$pid" 2>/dev/null || true
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$pid" 2>/dev/null || true
-	rm -f "$f"
-}
-
 stop() {
-	stop_pid "$BASE/buildkitd.pid"
-	stop_pid "$BASE/registry/pid"
-	stop_pid "$BASE/registry-ro/pid"
+	stop_pidfile "$BASE/buildkitd.pid"
+	stop_pidfile "$BASE/registry/pid"
+	stop_pidfile "$BASE/registry-ro/pid"
 	log "stopped"
 }
 

@@ -25,18 +25,10 @@ BRIDGE=kvsbr0
 TWO_PORTS="6937 6938"
 
 log() { echo "slurm-env: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-install() {
-	local missing=()
-	for p in "${PKGS[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	if [ "${#missing[@]}" -gt 0 ]; then
-		log "installing ${missing[*]}"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-	fi
-}
+install() { apt_need "${PKGS[@]}"; }
 
 # Cluster layout: name, slurmctld port, slurmd port.
 CLUSTERS=("acct 6917 6918" "noacct 6927 6928")
@@ -129,7 +121,7 @@ start_mariadb() {
 
 start_slurmdbd() {
 	local dir=$BASE/acct
-	if [ -f "$dir/slurmdbd.pid" ] && kill -0 "$(cat "$dir/slurmdbd.pid")" 2>/dev/null; then return; fi
+	if pid_running "$dir/slurmdbd.pid"; then return; fi
 	cat >"$dir/slurmdbd.conf" <<EOF
 AuthType=auth/munge
 DbdHost=localhost
@@ -152,7 +144,7 @@ EOF
 	SLURM_CONF=$dir/slurm.conf sacctmgr -i add cluster kvsacct >/dev/null 2>&1 || true
 }
 
-ctld_running() { [ -f "$BASE/$1/slurmctld.pid" ] && kill -0 "$(cat "$BASE/$1/slurmctld.pid")" 2>/dev/null; }
+ctld_running() { pid_running "$BASE/$1/slurmctld.pid"; }
 
 ctld_start() {
 	local name=$1
@@ -179,7 +171,7 @@ start_cluster() {
 	local name=$1 cport=$2 dport=$3 dir=$BASE/$1
 	write_conf "$name" "$cport" "$dport"
 	ctld_start "$name"
-	if ! { [ -f "$dir/slurmd.pid" ] && kill -0 "$(cat "$dir/slurmd.pid")" 2>/dev/null; }; then
+	if ! pid_running "$dir/slurmd.pid"; then
 		SLURM_CONF=$dir/slurm.conf slurmd -f "$dir/slurm.conf" -N "kvs${name}1"
 	fi
 	for _ in $(seq 150); do
@@ -251,7 +243,7 @@ start_twonode() {
 	} >"$dir/slurm.conf"
 	ctld_start twonode
 	for i in 1 2; do
-		if ! { [ -f "$dir/slurmd-kvsn$i.pid" ] && kill -0 "$(cat "$dir/slurmd-kvsn$i.pid")" 2>/dev/null; }; then
+		if ! pid_running "$dir/slurmd-kvsn$i.pid"; then
 			# nsenter, not "ip netns exec", which remounts /sys and breaks slurmd's cgroup probe.
 			SLURM_CONF=$dir/slurm.conf nsenter --net="/var/run/netns/kvsn$i" slurmd -f "$dir/slurm.conf" -N "kvsn$i"
 		fi
@@ -294,16 +286,6 @@ start() {
 	done
 	start_twonode
 	log "clusters up: acct ($(conf_of acct)), noacct ($(conf_of noacct)), twonode ($(conf_of twonode))"
-}
-
-stop_pidfile() {
-	local f=$1 pid
-	[ -f "$f" ] || return 0
-	pid=$(cat "$f")
-	kill "$pid" 2>/dev/null || true
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$pid" 2>/dev/null || true
-	rm -f "$f"
 }
 
 stop() {

@@ -12,15 +12,9 @@ cd "$(dirname "$0")/.."
 
 APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client)
 
-need=()
-for p in "${APT[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-	echo "test.sh: installing ${need[*]}" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+apt_need "${APT[@]}"
 scripts/slurm-env.sh install
 scripts/buildkit-env.sh install
 

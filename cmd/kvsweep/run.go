@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/sbatch"
-	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func init() {
@@ -40,11 +39,7 @@ quickstart spec's scheduler) the sweep runs on this machine.`,
 				if !*wait || so.dryRun {
 					return nil
 				}
-				m, err = sweep.ReadManifest(ro.out)
-				if err != nil {
-					return err
-				}
-				sched, err := so.sched.pick(e, ro.out, m)
+				_, sched, err := so.sched.open(e, ro.out)
 				if err != nil {
 					return err
 				}

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kvsweep/kvsweep/sbatch"
-	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func init() {
@@ -37,11 +36,7 @@ otherwise.`,
 				if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
 					return err
 				}
-				m, err := sweep.ReadManifest(dir)
-				if err != nil {
-					return err
-				}
-				sched, err := so.pick(e, dir, m)
+				_, sched, err := so.open(e, dir)
 				if err != nil {
 					return err
 				}
@@ -70,11 +65,7 @@ otherwise.`,
 				if err != nil {
 					return err
 				}
-				m, err := sweep.ReadManifest(dir)
-				if err != nil {
-					return err
-				}
-				sched, err := so.pick(e, dir, m)
+				_, sched, err := so.open(e, dir)
 				if err != nil {
 					return err
 				}

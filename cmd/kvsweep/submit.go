@@ -55,6 +55,16 @@ func (o *schedOpts) pick(e *env, dir string, m *sweep.Manifest) (sbatch.Schedule
 	return nil, usagef("--scheduler %q: expected slurm or local", name)
 }
 
+// open reads the sweep directory's manifest and picks its scheduler.
+func (o *schedOpts) open(e *env, dir string) (*sweep.Manifest, sbatch.Scheduler, error) {
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	sched, err := o.pick(e, dir, m)
+	return m, sched, err
+}
+
 // interruptible is a context cancelled by Ctrl-C or SIGTERM.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -109,11 +119,7 @@ func (o *submitOpts) takeLock(ctx context.Context, sweepID string) (release func
 // submit runs sbatch.Submit on dir with only (nil: every unsubmitted cell),
 // and with the local executor runs the tasks to the end.
 func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
-	m, err := sweep.ReadManifest(dir)
-	if err != nil {
-		return err
-	}
-	sched, err := o.sched.pick(e, dir, m)
+	m, sched, err := o.sched.open(e, dir)
 	if err != nil {
 		return err
 	}
@@ -214,11 +220,7 @@ over exactly their indices.`,
 				if !*failed && !*missing {
 					return usagef("say which cells: --failed, --missing or both")
 				}
-				m, err := sweep.ReadManifest(dir)
-				if err != nil {
-					return err
-				}
-				sched, err := o.sched.pick(e, dir, m)
+				_, sched, err := o.sched.open(e, dir)
 				if err != nil {
 					return err
 				}
