@@ -122,33 +122,39 @@ func TestOutcomes(t *testing.T) {
 
 // With --max-running 2, never more than two tasks of the array run at once.
 func TestThrottle(t *testing.T) {
-	c := clusters(t)[0]
+	cs := clusters(t)
 	t.Parallel()
-	dir, _ := renderSweep(t, c, "throttle", []string{"sleep:6", "sleep:6.1", "sleep:6.2", "sleep:6.3", "sleep:6.4", "sleep:6.5"}, []string{"aggregated"}, "")
-	defer cancelSweep(t, c, dir)
-	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm", "--max-running", "2")
-	maxSeen := 0
-	end := time.Now().Add(3 * time.Minute)
-	for {
-		cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
-		if err != nil {
-			t.Fatal(err)
-		}
-		running := sbatch.Counts(cells)[sbatch.StateRunning]
-		if running > 2 {
-			t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
-		}
-		maxSeen = max(maxSeen, running)
-		if sbatch.Done(cells) {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("not done: %s", describe(cells))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	if maxSeen != 2 {
-		t.Errorf("at most %d tasks ran at once; the throttle allows 2", maxSeen)
+	for _, c := range cs {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir, _ := renderSweep(t, c, "throttle", []string{"sleep:6", "sleep:6.1", "sleep:6.2", "sleep:6.3", "sleep:6.4", "sleep:6.5"}, []string{"aggregated"}, "")
+			defer cancelSweep(t, c, dir)
+			mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm", "--max-running", "2")
+			maxSeen := 0
+			end := time.Now().Add(3 * time.Minute)
+			for {
+				cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+				if err != nil {
+					t.Fatal(err)
+				}
+				running := sbatch.Counts(cells)[sbatch.StateRunning]
+				if running > 2 {
+					t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
+				}
+				maxSeen = max(maxSeen, running)
+				if sbatch.Done(cells) {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("not done: %s", describe(cells))
+				}
+				time.Sleep(300 * time.Millisecond)
+			}
+			if maxSeen != 2 {
+				t.Errorf("at most %d tasks ran at once; the throttle allows 2", maxSeen)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,6 +130,59 @@ func TestLocalCancel(t *testing.T) {
 	for _, c := range cells {
 		if c.State != StateCancelled {
 			t.Errorf("%s: %s, want CANCELLED", c.Name, c.State)
+		}
+	}
+}
+
+// A sidecar job starts one service per worker, each told its index, with
+// sockets in the services directory the harness is given; the services end
+// with the job.
+func TestLocalSidecar(t *testing.T) {
+	src := `version: 1
+name: sidecar
+scheduler: local
+harness:
+  command:
+    - bash
+    - -c
+    - 'for i in 0 1; do for _ in $(seq 100); do test -S "$0/kvcr-$i.sock" && break; sleep 0.1; done; test -S "$0/kvcr-$i.sock" || exit 7; done; echo "$0" > "$0/../harness-saw"'
+  cases_flag: ""
+topologies:
+  sidecar:
+    resources: {time: 1m}
+    args: ["{{.CellDir}}/services"]
+    service: [python3, -c, 'import os, socket, time; s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(os.environ["KVSWEEP_SERVICES_DIR"], "kvcr-%s.sock" % os.environ["KVCR_SERVICE_INDEX"])); s.listen(); time.sleep(300)']
+geometries: {g: {flags: {}}}
+matrix: {engine: [vllm], topology: [sidecar], geometry: [g], case: [TC-01]}
+`
+	dir, m := renderSpec(t, "sidecar.yaml", []byte(src), Options{SweepID: "sidecar-test"})
+	start := time.Now()
+	cells := runLocal(t, context.Background(), dir, 1)
+	if cells[0].State != StateCompleted {
+		log, _ := os.ReadFile(filepath.Join(dir, "cells", cells[0].ID, "slurm-1_0.out"))
+		t.Fatalf("sidecar cell: %s exit %d\n%s", cells[0].State, cells[0].ExitCode, log)
+	}
+	// The services sleep 300 s: the job stops them when the harness is done.
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the job waited %s: its services were not stopped", d)
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("pgrep", "-f", `kvcr-%s.sock`).Output()
+		if len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("service processes outlived the job: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cellDir := filepath.Join(dir, "cells", m.Cells[0].ID)
+	if b, err := os.ReadFile(filepath.Join(cellDir, "harness-saw")); err != nil || strings.TrimSpace(string(b)) != filepath.Join(cellDir, "services") {
+		t.Errorf("the harness got %q, want the services directory", b)
+	}
+	for _, i := range []string{"0", "1"} {
+		if _, err := os.Stat(filepath.Join(cellDir, "services", "service-"+i+".log")); err != nil {
+			t.Errorf("service %s log: %v", i, err)
 		}
 	}
 }
