@@ -57,7 +57,7 @@ base: $KVSWEEP_REGISTRY/bench/busybox:1@$base_digest
 dynamo: {repo: git://127.0.0.1:$port/dynamo.git, ref: v0}
 vllm_adapter: {repo: git://127.0.0.1:$port/adapter.git, ref: v0}
 kvcr: {path: $work/kvcr}
-dockerfile: $(pwd)/imagebuild/testdata/Dockerfile.test
+dockerfile: $(pwd)/imagebuild/testdata/Dockerfile.fixture
 PINS
 
 ms() { date +%s%N | cut -c1-13; }
@@ -87,7 +87,7 @@ while read -r kvline; do
 done < <(sed -n '/^frontend attributes:/,$p' "$work/plan.txt" | sed 1d | sed 's/^  //')
 bc() {
 	"$KVSWEEP_BUILDCTL" --addr "$addr" build --frontend dockerfile.v0 --local context="$work/kvcr" \
-		--local dockerfile="$(pwd)/imagebuild/testdata" --opt filename=Dockerfile.test \
+		--local dockerfile="$(pwd)/imagebuild/testdata" --opt filename=Dockerfile.fixture \
 		--local provenance="$work/prov" --opt context:provenance=local:provenance "${opts[@]}" \
 		--output "type=oci,dest=$work/bc.tar,rewrite-timestamp=true" >/dev/null 2>&1
 }

@@ -13,7 +13,7 @@ import (
 // pins writes a pins file for the fixtures and returns its path.
 func (e *env) pins(t *testing.T, dynamoRef, adapterRef, kvcrPath, base string) string {
 	t.Helper()
-	df, _ := filepath.Abs("testdata/Dockerfile.test")
+	df, _ := filepath.Abs("testdata/Dockerfile.fixture")
 	p := filepath.Join(t.TempDir(), "pins.yaml")
 	src := fmt.Sprintf(`version: 1
 base: %s
