@@ -54,108 +54,108 @@ func TestOutage(t *testing.T) {
 	checkExactlyOnce(t, c, dir, m)
 }
 
-func TestOutcomes(t *testing.T) {
+// eachCluster runs f as a parallel subtest on every test cluster.
+func eachCluster(t *testing.T, f func(t *testing.T, c cluster)) {
 	cs := clusters(t)
 	t.Parallel()
 	for _, c := range cs {
-		c := c
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sims := []string{"pass", "exit:3", "sleep:600", "sleep:300"}
-			dir, _ := renderSweep(t, c, "outcomes", sims, []string{"aggregated"}, "")
-			defer cancelSweep(t, c, dir)
-			mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
-			cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []sbatch.CellStatus) bool {
-				return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == sbatch.StateRunning
-			})
-			victim := byName(cells)["vllm-aggregated-g-sim-sleep-300"].ID
-			mustKvsweep(t, c, "cancel", dir, "--cells", victim)
-			cells = waitFor(t, c, dir, 4*time.Minute, "every cell terminal", sbatch.Done)
-			want := map[string]struct {
-				state string
-				exit  int
-			}{
-				"vllm-aggregated-g-sim-pass":      {sbatch.StateCompleted, 0},
-				"vllm-aggregated-g-sim-exit-3":    {sbatch.StateFailed, 3},
-				"vllm-aggregated-g-sim-sleep-600": {sbatch.StateTimeout, -1},
-				"vllm-aggregated-g-sim-sleep-300": {sbatch.StateCancelled, -1},
-			}
-			check := func(cells []sbatch.CellStatus, when string) {
-				t.Helper()
-				got := byName(cells)
-				for name, w := range want {
-					g := got[name]
-					if g.State != w.state || (w.exit >= 0 && g.ExitCode != w.exit) {
-						t.Errorf("%s: %s: got %s exit %d (source %s), want %s exit %d", when, name, g.State, g.ExitCode, g.Source, w.state, w.exit)
-					}
-				}
-			}
-			check(cells, "when done")
-			// The job's own exit marker agrees with Slurm.
-			for _, cs := range cells {
-				mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
-				if err != nil || !ok {
-					t.Errorf("%s: no exit marker: %v", cs.Name, err)
-					continue
-				}
-				if cs.State == sbatch.StateFailed && mk.ExitCode != 3 {
-					t.Errorf("%s: exit marker says %d", cs.Name, mk.ExitCode)
-				}
-			}
-			if !c.accounting {
-				// Once squeue has forgotten the jobs (MinJobAge), status still
-				// knows how each ended.
-				time.Sleep(45 * time.Second)
-				s := c.slurm()
-				cells, poll, err := sbatch.Status(context.Background(), dir, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(poll.Tasks) != 0 {
-					t.Fatalf("squeue still lists %d tasks after MinJobAge", len(poll.Tasks))
-				}
-				check(cells, "after Slurm forgot the jobs")
-			}
+			f(t, c)
 		})
 	}
 }
 
+func TestOutcomes(t *testing.T) {
+	eachCluster(t, func(t *testing.T, c cluster) {
+		sims := []string{"pass", "exit:3", "sleep:600", "sleep:300"}
+		dir, _ := renderSweep(t, c, "outcomes", sims, []string{"aggregated"}, "")
+		defer cancelSweep(t, c, dir)
+		mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+		cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []sbatch.CellStatus) bool {
+			return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == sbatch.StateRunning
+		})
+		victim := byName(cells)["vllm-aggregated-g-sim-sleep-300"].ID
+		mustKvsweep(t, c, "cancel", dir, "--cells", victim)
+		cells = waitFor(t, c, dir, 4*time.Minute, "every cell terminal", sbatch.Done)
+		want := map[string]struct {
+			state string
+			exit  int
+		}{
+			"vllm-aggregated-g-sim-pass":      {sbatch.StateCompleted, 0},
+			"vllm-aggregated-g-sim-exit-3":    {sbatch.StateFailed, 3},
+			"vllm-aggregated-g-sim-sleep-600": {sbatch.StateTimeout, -1},
+			"vllm-aggregated-g-sim-sleep-300": {sbatch.StateCancelled, -1},
+		}
+		check := func(cells []sbatch.CellStatus, when string) {
+			t.Helper()
+			got := byName(cells)
+			for name, w := range want {
+				g := got[name]
+				if g.State != w.state || (w.exit >= 0 && g.ExitCode != w.exit) {
+					t.Errorf("%s: %s: got %s exit %d (source %s), want %s exit %d", when, name, g.State, g.ExitCode, g.Source, w.state, w.exit)
+				}
+			}
+		}
+		check(cells, "when done")
+		// The job's own exit marker agrees with Slurm.
+		for _, cs := range cells {
+			mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+			if err != nil || !ok {
+				t.Errorf("%s: no exit marker: %v", cs.Name, err)
+				continue
+			}
+			if cs.State == sbatch.StateFailed && mk.ExitCode != 3 {
+				t.Errorf("%s: exit marker says %d", cs.Name, mk.ExitCode)
+			}
+		}
+		if !c.accounting {
+			// Once squeue has forgotten the jobs (MinJobAge), status still
+			// knows how each ended.
+			time.Sleep(45 * time.Second)
+			s := c.slurm()
+			cells, poll, err := sbatch.Status(context.Background(), dir, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(poll.Tasks) != 0 {
+				t.Fatalf("squeue still lists %d tasks after MinJobAge", len(poll.Tasks))
+			}
+			check(cells, "after Slurm forgot the jobs")
+		}
+	})
+}
+
 // With --max-running 2, never more than two tasks of the array run at once.
 func TestThrottle(t *testing.T) {
-	cs := clusters(t)
-	t.Parallel()
-	for _, c := range cs {
-		c := c
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			dir, _ := renderSweep(t, c, "throttle", []string{"sleep:6", "sleep:6.1", "sleep:6.2", "sleep:6.3", "sleep:6.4", "sleep:6.5"}, []string{"aggregated"}, "")
-			defer cancelSweep(t, c, dir)
-			mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm", "--max-running", "2")
-			maxSeen := 0
-			end := time.Now().Add(3 * time.Minute)
-			for {
-				cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
-				if err != nil {
-					t.Fatal(err)
-				}
-				running := sbatch.Counts(cells)[sbatch.StateRunning]
-				if running > 2 {
-					t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
-				}
-				maxSeen = max(maxSeen, running)
-				if sbatch.Done(cells) {
-					break
-				}
-				if time.Now().After(end) {
-					t.Fatalf("not done: %s", describe(cells))
-				}
-				time.Sleep(300 * time.Millisecond)
+	eachCluster(t, func(t *testing.T, c cluster) {
+		dir, _ := renderSweep(t, c, "throttle", []string{"sleep:6", "sleep:6.1", "sleep:6.2", "sleep:6.3", "sleep:6.4", "sleep:6.5"}, []string{"aggregated"}, "")
+		defer cancelSweep(t, c, dir)
+		mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm", "--max-running", "2")
+		maxSeen := 0
+		end := time.Now().Add(3 * time.Minute)
+		for {
+			cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+			if err != nil {
+				t.Fatal(err)
 			}
-			if maxSeen != 2 {
-				t.Errorf("at most %d tasks ran at once; the throttle allows 2", maxSeen)
+			running := sbatch.Counts(cells)[sbatch.StateRunning]
+			if running > 2 {
+				t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
 			}
-		})
-	}
+			maxSeen = max(maxSeen, running)
+			if sbatch.Done(cells) {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("not done: %s", describe(cells))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if maxSeen != 2 {
+			t.Errorf("at most %d tasks ran at once; the throttle allows 2", maxSeen)
+		}
+	})
 }
 
 // resubmit --failed submits exactly the cells that failed, as one array
@@ -211,42 +211,36 @@ func TestResubmitFailed(t *testing.T) {
 // submitted exactly once, as Slurm itself reports by job name.
 func TestCrashRecovery(t *testing.T) {
 	steps := []string{"manifest", "reconciled", "intent:1", "intent:2", "sbatch:1", "sbatch:2", "submitted:1", "submitted:2"}
-	cs := clusters(t)
-	t.Parallel()
-	for _, c := range cs {
-		c := c
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			for _, step := range steps {
-				t.Run(strings.ReplaceAll(step, ":", "-"), func(t *testing.T) {
-					dir, m := renderSweep(t, c, "crash", []string{"sleep:20", "sleep:21"}, []string{"a", "b"}, "")
-					defer cancelSweep(t, c, dir)
-					_, errs, err := kvsweep(t, c, []string{"KVSWEEP_TEST_CRASH_AT=" + step}, "submit", dir, "--scheduler", "slurm")
-					ee, ok := err.(*exec.ExitError)
-					if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-						t.Fatalf("submit was not killed at %s: %v\n%s", step, err, errs)
+	eachCluster(t, func(t *testing.T, c cluster) {
+		for _, step := range steps {
+			t.Run(strings.ReplaceAll(step, ":", "-"), func(t *testing.T) {
+				dir, m := renderSweep(t, c, "crash", []string{"sleep:20", "sleep:21"}, []string{"a", "b"}, "")
+				defer cancelSweep(t, c, dir)
+				_, errs, err := kvsweep(t, c, []string{"KVSWEEP_TEST_CRASH_AT=" + step}, "submit", dir, "--scheduler", "slurm")
+				ee, ok := err.(*exec.ExitError)
+				if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+					t.Fatalf("submit was not killed at %s: %v\n%s", step, err, errs)
+				}
+				out, errs, err := kvsweep(t, c, nil, "submit", dir, "--scheduler", "slurm")
+				if err != nil {
+					t.Fatalf("second submit: %v\n%s%s", err, out, errs)
+				}
+				// A crash after sbatch returned leaves a job for the second
+				// submit to adopt; one before it, an intent Slurm never got.
+				switch {
+				case strings.HasPrefix(step, "sbatch"):
+					if !strings.Contains(errs, "1 adopted from Slurm, 0 never received") {
+						t.Errorf("after a crash at %s the job was not adopted: %q", step, errs)
 					}
-					out, errs, err := kvsweep(t, c, nil, "submit", dir, "--scheduler", "slurm")
-					if err != nil {
-						t.Fatalf("second submit: %v\n%s%s", err, out, errs)
+				case strings.HasPrefix(step, "intent"):
+					if !strings.Contains(errs, "0 adopted from Slurm, 1 never received") {
+						t.Errorf("after a crash at %s the intent was not abandoned: %q", step, errs)
 					}
-					// A crash after sbatch returned leaves a job for the second
-					// submit to adopt; one before it, an intent Slurm never got.
-					switch {
-					case strings.HasPrefix(step, "sbatch"):
-						if !strings.Contains(errs, "1 adopted from Slurm, 0 never received") {
-							t.Errorf("after a crash at %s the job was not adopted: %q", step, errs)
-						}
-					case strings.HasPrefix(step, "intent"):
-						if !strings.Contains(errs, "0 adopted from Slurm, 1 never received") {
-							t.Errorf("after a crash at %s the intent was not abandoned: %q", step, errs)
-						}
-					}
-					checkExactlyOnce(t, c, dir, m)
-				})
-			}
-		})
-	}
+				}
+				checkExactlyOnce(t, c, dir, m)
+			})
+		}
+	})
 }
 
 // checkExactlyOnce asserts that Slurm holds one task per cell of the sweep

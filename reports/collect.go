@@ -114,7 +114,6 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	}
 	close(next)
 	wg.Wait()
-	markDuplicates(run)
 	for _, c := range run.Cells {
 		if c.Started != "" && (run.Started == "" || c.Started < run.Started) {
 			run.Started = c.Started
@@ -268,20 +267,6 @@ func digestOf(ref string) string {
 		return ref[i+1:]
 	}
 	return ""
-}
-
-// markDuplicates flags results that claim the same cell id as another.
-func markDuplicates(run *Run) {
-	seen := map[string]int{}
-	for i := range run.Cells {
-		id := run.Cells[i].CellID
-		if j, ok := seen[id]; ok {
-			run.Cells[i].Outcome = Invalid
-			run.Cells[i].Detail = fmt.Sprintf("duplicate cell id %s (also cell %s)", id, run.Cells[j].Name)
-			continue
-		}
-		seen[id] = i
-	}
 }
 
 // Counts is the number of cells per outcome.

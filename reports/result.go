@@ -21,9 +21,6 @@ const SchemaVersion = 1
 //go:embed schema/result.v1.json
 var schemaJSON []byte
 
-// SchemaJSON is the JSON Schema of result.json v1.
-func SchemaJSON() []byte { return schemaJSON }
-
 // Result is a cell's result.json.
 type Result struct {
 	SchemaVersion int            `json:"schema_version"`

@@ -384,9 +384,6 @@ func loadTemplates(dir string) (*template.Template, error) {
 	return t, err
 }
 
-// LoadTemplates parses the job templates (embedded, overridden from dir).
-func LoadTemplates(dir string) (*template.Template, error) { return loadTemplates(dir) }
-
 var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
 
 // Quote returns s as one bash word that reads back byte for byte: s itself

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func renderFlags(fs *pflag.FlagSet) *renderOpts {
 	return o
 }
 
-func (o *renderOpts) render(specPath string) (*sweepManifest, error) {
+func (o *renderOpts) render(specPath string) (*sweep.Manifest, error) {
 	if o.out == "" {
 		return nil, usagef("--out DIR is required")
 	}

@@ -6,11 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/pflag"
-
-	"github.com/kvsweep/kvsweep/sweep"
 )
-
-type sweepManifest = sweep.Manifest
 
 // version is the module version, or the VCS revision of a development build.
 func version() string {
