@@ -20,6 +20,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+
+	"github.com/kvsweep/kvsweep/internal/fail"
 )
 
 // Dial connects to etcd. Endpoints are host:port or URLs, comma-separated.
@@ -256,4 +258,28 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	err := l.mu.Unlock(ctx)
 	l.sess.Close()
 	return err
+}
+
+// LockURL takes the sweep lock named by url, etcd://HOST:PORT/PREFIX,
+// without waiting, and returns the function that releases it. A url of
+// another form is a usage error.
+func LockURL(ctx context.Context, url, sweepID string) (release func(), err error) {
+	rest, ok := strings.CutPrefix(url, "etcd://")
+	hostport, prefix, _ := strings.Cut(rest, "/")
+	if !ok || hostport == "" || strings.HasPrefix(hostport, "-") {
+		return nil, fail.Usagef("--lock %q: expected etcd://HOST:PORT/PREFIX", url)
+	}
+	c, err := Dial(hostport)
+	if err != nil {
+		return nil, err
+	}
+	l, err := TryLock(ctx, c, "/"+prefix, sweepID, 10*time.Second)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return func() {
+		_ = l.Unlock(context.Background())
+		c.Close()
+	}, nil
 }

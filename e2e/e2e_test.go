@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -68,8 +68,8 @@ func clusters(t *testing.T) []cluster {
 	return out
 }
 
-func (c cluster) slurm() *sbatch.Slurm {
-	return &sbatch.Slurm{Env: c.env(), Deadline: 2 * time.Minute}
+func (c cluster) slurm() *scheduler.Slurm {
+	return &scheduler.Slurm{Env: c.env(), Deadline: 2 * time.Minute}
 }
 
 // kvsweep runs the binary against cluster c.
@@ -134,11 +134,11 @@ matrix:
 }
 
 // waitFor polls status until cond holds or the timeout passes.
-func waitFor(t *testing.T, c cluster, dir string, timeout time.Duration, what string, cond func([]sbatch.CellStatus) bool) []sbatch.CellStatus {
+func waitFor(t *testing.T, c cluster, dir string, timeout time.Duration, what string, cond func([]scheduler.CellStatus) bool) []scheduler.CellStatus {
 	t.Helper()
 	end := time.Now().Add(timeout)
 	for {
-		cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+		cells, _, err := scheduler.Status(context.Background(), dir, c.slurm())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func waitFor(t *testing.T, c cluster, dir string, timeout time.Duration, what st
 	}
 }
 
-func describe(cells []sbatch.CellStatus) string {
+func describe(cells []scheduler.CellStatus) string {
 	var b strings.Builder
 	for _, c := range cells {
 		fmt.Fprintf(&b, "\n  %s %s %s exit=%d reason=%q source=%s", c.Name, c.Task, c.State, c.ExitCode, c.Reason, c.Source)
@@ -160,8 +160,8 @@ func describe(cells []sbatch.CellStatus) string {
 	return b.String()
 }
 
-func byName(cells []sbatch.CellStatus) map[string]sbatch.CellStatus {
-	m := map[string]sbatch.CellStatus{}
+func byName(cells []scheduler.CellStatus) map[string]scheduler.CellStatus {
+	m := map[string]scheduler.CellStatus{}
 	for _, c := range cells {
 		m[c.Name] = c
 	}
@@ -172,7 +172,7 @@ func byName(cells []sbatch.CellStatus) map[string]sbatch.CellStatus {
 // prefix, from squeue (and sacct where accounting runs): name -> task ids.
 func slurmTasks(t *testing.T, c cluster, sweepID string) map[string][]string {
 	t.Helper()
-	prefix := sbatch.JobName(sweepID, "")
+	prefix := sweep.JobName(sweepID, "")
 	tasks := map[string]map[string]bool{}
 	add := func(out []byte) {
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

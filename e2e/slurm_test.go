@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -72,22 +72,22 @@ func TestOutcomes(t *testing.T) {
 		dir, _ := renderSweep(t, c, "outcomes", sims, []string{"aggregated"}, "")
 		defer cancelSweep(t, c, dir)
 		mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
-		cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []sbatch.CellStatus) bool {
-			return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == sbatch.StateRunning
+		cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []scheduler.CellStatus) bool {
+			return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == scheduler.StateRunning
 		})
 		victim := byName(cells)["vllm-aggregated-g-sim-sleep-300"].ID
 		mustKvsweep(t, c, "cancel", dir, "--cells", victim)
-		cells = waitFor(t, c, dir, 4*time.Minute, "every cell terminal", sbatch.Done)
+		cells = waitFor(t, c, dir, 4*time.Minute, "every cell terminal", scheduler.Done)
 		want := map[string]struct {
 			state string
 			exit  int
 		}{
-			"vllm-aggregated-g-sim-pass":      {sbatch.StateCompleted, 0},
-			"vllm-aggregated-g-sim-exit-3":    {sbatch.StateFailed, 3},
-			"vllm-aggregated-g-sim-sleep-600": {sbatch.StateTimeout, -1},
-			"vllm-aggregated-g-sim-sleep-300": {sbatch.StateCancelled, -1},
+			"vllm-aggregated-g-sim-pass":      {scheduler.StateCompleted, 0},
+			"vllm-aggregated-g-sim-exit-3":    {scheduler.StateFailed, 3},
+			"vllm-aggregated-g-sim-sleep-600": {scheduler.StateTimeout, -1},
+			"vllm-aggregated-g-sim-sleep-300": {scheduler.StateCancelled, -1},
 		}
-		check := func(cells []sbatch.CellStatus, when string) {
+		check := func(cells []scheduler.CellStatus, when string) {
 			t.Helper()
 			got := byName(cells)
 			for name, w := range want {
@@ -105,7 +105,7 @@ func TestOutcomes(t *testing.T) {
 				t.Errorf("%s: no exit marker: %v", cs.Name, err)
 				continue
 			}
-			if cs.State == sbatch.StateFailed && mk.ExitCode != 3 {
+			if cs.State == scheduler.StateFailed && mk.ExitCode != 3 {
 				t.Errorf("%s: exit marker says %d", cs.Name, mk.ExitCode)
 			}
 		}
@@ -114,7 +114,7 @@ func TestOutcomes(t *testing.T) {
 			// knows how each ended.
 			time.Sleep(45 * time.Second)
 			s := c.slurm()
-			cells, poll, err := sbatch.Status(context.Background(), dir, s)
+			cells, poll, err := scheduler.Status(context.Background(), dir, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,16 +135,16 @@ func TestThrottle(t *testing.T) {
 		maxSeen := 0
 		end := time.Now().Add(3 * time.Minute)
 		for {
-			cells, _, err := sbatch.Status(context.Background(), dir, c.slurm())
+			cells, _, err := scheduler.Status(context.Background(), dir, c.slurm())
 			if err != nil {
 				t.Fatal(err)
 			}
-			running := sbatch.Counts(cells)[sbatch.StateRunning]
+			running := scheduler.Counts(cells)[scheduler.StateRunning]
 			if running > 2 {
 				t.Fatalf("%d tasks running with --max-running 2: %s", running, describe(cells))
 			}
 			maxSeen = max(maxSeen, running)
-			if sbatch.Done(cells) {
+			if scheduler.Done(cells) {
 				break
 			}
 			if time.Now().After(end) {
@@ -168,10 +168,10 @@ func TestResubmitFailed(t *testing.T) {
 	defer cancelSweep(t, c, dir)
 	// "pass-2" is not a mode the simulator knows: it exits 2, a third failure kind.
 	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
-	cells := waitFor(t, c, dir, 2*time.Minute, "first round done", sbatch.Done)
+	cells := waitFor(t, c, dir, 2*time.Minute, "first round done", scheduler.Done)
 	var failed []int
 	for _, cs := range cells {
-		if cs.State != sbatch.StateCompleted {
+		if cs.State != scheduler.StateCompleted {
 			failed = append(failed, cs.Index)
 		}
 	}
@@ -188,13 +188,13 @@ func TestResubmitFailed(t *testing.T) {
 	}
 	subs := sweep.Submissions(recs)
 	last := subs[len(subs)-1].Intent
-	if want := sbatch.FormatIndices(failed); last.Indices != want {
+	if want := sweep.FormatIndices(failed); last.Indices != want {
 		t.Errorf("resubmitted indices %s, want the failed cells %s", last.Indices, want)
 	}
-	cells = waitFor(t, c, dir, 2*time.Minute, "second round done", sbatch.Done)
+	cells = waitFor(t, c, dir, 2*time.Minute, "second round done", scheduler.Done)
 	for _, cs := range cells {
 		wantAttempts := 1
-		if cs.State != sbatch.StateCompleted {
+		if cs.State != scheduler.StateCompleted {
 			wantAttempts = 2
 		}
 		if cs.Attempt != wantAttempts {
@@ -267,7 +267,7 @@ func checkExactlyOnce(t *testing.T, c cluster, dir string, m *sweep.Manifest) {
 		}
 		if s.JobID != "" {
 			inJournal[s.Intent.JobName] = true
-			idx, _ := sbatch.ParseIndices(s.Intent.Indices)
+			idx, _ := sweep.ParseIndices(s.Intent.Indices)
 			covered += len(idx)
 		}
 	}
@@ -288,11 +288,11 @@ func TestPollCost(t *testing.T) {
 	dir, _ := renderSweep(t, c, "poll", []string{"pass", "exit:3", "sleep:2"}, []string{"a", "b", "c"}, "")
 	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
 	s := c.slurm()
-	if _, _, err := sbatch.Status(context.Background(), dir, s); err != nil {
+	if _, _, err := scheduler.Status(context.Background(), dir, s); err != nil {
 		t.Fatal(err)
 	}
 	if s.Calls != 2 {
 		t.Errorf("one poll of 9 cells in 3 arrays made %d Slurm calls, want 2 (sacct + squeue)", s.Calls)
 	}
-	waitFor(t, c, dir, 2*time.Minute, "done", sbatch.Done)
+	waitFor(t, c, dir, 2*time.Minute, "done", scheduler.Done)
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/etcdtest"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -51,12 +51,12 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	}
 	dir := filepath.Join(tmp, "sweep")
 	mustKvsweep(t, c, "render", path, "--out", dir)
-	if fi, err := os.Stat(filepath.Join(dir, sbatch.BinaryPath)); err != nil || fi.Mode()&0o111 == 0 {
+	if fi, err := os.Stat(filepath.Join(dir, sweep.BinaryPath)); err != nil || fi.Mode()&0o111 == 0 {
 		t.Fatalf("kvsweep was not copied into the sweep for the job: %v", err)
 	}
 	mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
 	defer cancelSweep(t, c, dir)
-	cells := waitFor(t, c, dir, 3*time.Minute, "the two-node cell ends", sbatch.Done)
+	cells := waitFor(t, c, dir, 3*time.Minute, "the two-node cell ends", scheduler.Done)
 	cell := cells[0]
 	cellDir := filepath.Join(dir, "cells", cell.ID)
 	read := func(name string) string {
@@ -69,7 +69,7 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		b, _ := os.ReadFile(l)
 		jobLog += string(b)
 	}
-	if cell.State != sbatch.StateCompleted {
+	if cell.State != scheduler.StateCompleted {
 		t.Fatalf("cell %s: %s\njob output:\n%s\netcd:\n%s\nremote barrier:\n%s\nagent:\n%s", cell.Name, cell.State, jobLog,
 			read("etcd.log"), read("remote/barrier.log"), read("remote/agent.log"))
 	}

@@ -22,118 +22,22 @@ import (
 	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/templates"
 )
 
 // RevisionsPath is where the image records what it was built from.
-const RevisionsPath = "/opt/kvcr-build/source-revisions.json"
+const RevisionsPath = provenance.Path
 
 // DefaultAddr is where buildkitd listens unless $BUILDKIT_HOST or an
 // option says otherwise.
 const DefaultAddr = "unix:///run/buildkit/buildkitd.sock"
-
-// SourceRevisions is /opt/kvcr-build/source-revisions.json: written from
-// the same resolved pins that give the build arguments.
-type SourceRevisions struct {
-	SchemaVersion int                 `json:"schema_version"`
-	Components    map[string]Revision `json:"components"`
-	Base          Base                `json:"base"`
-	BuildArgs     map[string]string   `json:"build_args,omitempty"`
-	Builder       Builder             `json:"builder"`
-	Created       string              `json:"created"` // SOURCE_DATE_EPOCH, RFC 3339
-}
-
-// Builder names what built the image.
-type Builder struct {
-	Kvsweep  string `json:"kvsweep"`
-	BuildKit string `json:"buildkit"`
-}
 
 // Output is one place the image goes.
 type Output struct {
 	Kind string // image (push), oci, docker, squashfs
 	Dest string // the image ref for image, else a file
 }
-
-type options struct {
-	addr         string
-	progress     progressui.DisplayMode
-	progressOut  io.Writer
-	outputs      []Output
-	insecure     bool
-	cacheFrom    []client.CacheOptionsEntry
-	cacheTo      []client.CacheOptionsEntry
-	metadataFile string
-	version      string
-	connect      time.Duration
-}
-
-// Option configures Build.
-type Option func(*options) error
-
-// WithAddr is the buildkitd address: unix://, tcp://, or
-// docker-container://NAME for a buildx builder.
-func WithAddr(addr string) Option { return func(o *options) error { o.addr = addr; return nil } }
-
-// WithProgress shows BuildKit's progress on w: auto, tty, plain or quiet.
-func WithProgress(mode string, w io.Writer) Option {
-	return func(o *options) error {
-		switch progressui.DisplayMode(mode) {
-		case progressui.AutoMode, progressui.TtyMode, progressui.PlainMode, progressui.QuietMode:
-		default:
-			return fmt.Errorf("progress %q: expected auto, tty, plain or quiet", mode)
-		}
-		o.progress, o.progressOut = progressui.DisplayMode(mode), w
-		return nil
-	}
-}
-
-// WithPush pushes the image to ref.
-func WithPush(ref string) Option {
-	return func(o *options) error { o.outputs = append(o.outputs, Output{"image", ref}); return nil }
-}
-
-// WithOutput writes the image as oci:FILE, docker:FILE or squashfs:FILE.
-func WithOutput(spec string) Option {
-	return func(o *options) error {
-		kind, dest, ok := strings.Cut(spec, ":")
-		if !ok || dest == "" || (kind != "oci" && kind != "docker" && kind != "squashfs") {
-			return fmt.Errorf("output %q: expected oci:FILE, docker:FILE or squashfs:FILE", spec)
-		}
-		o.outputs = append(o.outputs, Output{kind, dest})
-		return nil
-	}
-}
-
-// WithInsecureRegistry lets push and registry cache use plain HTTP.
-func WithInsecureRegistry() Option { return func(o *options) error { o.insecure = true; return nil } }
-
-// WithCacheFrom imports build cache: type=registry,ref=R or type=local,src=DIR.
-func WithCacheFrom(spec string) Option {
-	return func(o *options) error {
-		e, err := cacheEntry(spec)
-		o.cacheFrom = append(o.cacheFrom, e)
-		return err
-	}
-}
-
-// WithCacheTo exports build cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR.
-func WithCacheTo(spec string) Option {
-	return func(o *options) error {
-		e, err := cacheEntry(spec)
-		o.cacheTo = append(o.cacheTo, e)
-		return err
-	}
-}
-
-// WithMetadataFile writes source-revisions.json, with the pushed digest,
-// next to the build output.
-func WithMetadataFile(path string) Option {
-	return func(o *options) error { o.metadataFile = path; return nil }
-}
-
-// WithVersion is the kvsweep version recorded in the image.
-func WithVersion(v string) Option { return func(o *options) error { o.version = v; return nil } }
 
 func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
 	e := client.CacheOptionsEntry{Attrs: map[string]string{}}
@@ -156,25 +60,29 @@ func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
 
 // Result is what a build produced.
 type Result struct {
-	Digest    string          `json:"digest,omitempty"` // the image manifest digest
-	Revisions SourceRevisions `json:"source_revisions"`
-	Outputs   []Output        `json:"-"`
+	Digest    string                     `json:"digest,omitempty"` // the image manifest digest
+	Revisions provenance.SourceRevisions `json:"source_revisions"`
+	Outputs   []Output                   `json:"-"`
 }
 
 // Plan is what Build will ask BuildKit for: shown by --dry-run.
 type Plan struct {
-	Revisions     SourceRevisions   `json:"source_revisions"`
-	FrontendAttrs map[string]string `json:"frontend_attrs"`
-	Dockerfile    string            `json:"dockerfile"`
-	Context       string            `json:"context"`
+	Revisions     provenance.SourceRevisions `json:"source_revisions"`
+	FrontendAttrs map[string]string          `json:"frontend_attrs"`
+	Dockerfile    string                     `json:"dockerfile"`
+	Context       string                     `json:"context"`
 }
 
 // MakePlan computes the frontend attributes and the source-revisions
 // record of a resolved build. builder is the BuildKit version (unknown in
 // a dry run).
 func MakePlan(r *Resolved, version, buildkit string) *Plan {
-	rv := SourceRevisions{SchemaVersion: 1, Components: r.Revisions, Base: r.Base, BuildArgs: r.BuildArgs,
-		Builder: Builder{Kvsweep: version, BuildKit: buildkit},
+	comps := make(map[string]provenance.Component, len(r.Revisions))
+	for n, rev := range r.Revisions {
+		comps[n] = rev.Component
+	}
+	rv := provenance.SourceRevisions{SchemaVersion: provenance.SchemaVersion, Components: comps, Base: r.Base, BuildArgs: r.BuildArgs,
+		Builder: &provenance.Builder{Kvsweep: version, BuildKit: buildkit},
 		Created: time.Unix(r.Epoch, 0).UTC().Format(time.RFC3339)}
 	attrs := map[string]string{
 		"build-arg:BASE_IMAGE":        r.Base.Name + "@" + r.Base.Digest,
@@ -214,7 +122,7 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 }
 
 // ociLabels are the standard labels (and manifest annotations) of the image.
-func ociLabels(rv SourceRevisions) map[string]string {
+func ociLabels(rv provenance.SourceRevisions) map[string]string {
 	kv := rv.Components[KVCR]
 	m := map[string]string{
 		"org.opencontainers.image.revision":    kv.Commit,

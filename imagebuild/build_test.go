@@ -43,13 +43,13 @@ func (e *env) repos(t *testing.T) *repos {
 	return fixtureRepos
 }
 
-func resolve(t *testing.T, path string, o ResolveOptions) *Resolved {
+func resolve(t *testing.T, path string, o ...Option) *Resolved {
 	t.Helper()
 	p, err := LoadPins(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Resolve(context.Background(), p, o)
+	r, err := Resolve(context.Background(), p, o...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestBuildPushInspectVerify(t *testing.T) {
 	rp := e.repos(t)
 	kvcr := checkout(t)
 	pins := e.pins(t, "v0", rp.adapter[0], kvcr, e.base)
-	r := resolve(t, pins, ResolveOptions{Insecure: true})
+	r := resolve(t, pins, WithInsecureRegistry())
 	if r.Revisions[Dynamo].Commit != rp.dynamo[0] {
 		t.Fatalf("tag v0 resolved to %s, want %s", r.Revisions[Dynamo].Commit, rp.dynamo[0])
 	}
@@ -76,7 +76,7 @@ func TestBuildPushInspectVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("built and pushed in %s: %s", time.Since(start), res.Digest)
-	in, err := Inspect(context.Background(), ref, true)
+	in, err := Inspect(context.Background(), ref, WithInsecureRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestBuildPushInspectVerify(t *testing.T) {
 		t.Errorf("verify against the same pins: %v", m)
 	}
 	// The pins move on to dynamo v1: the image no longer matches.
-	moved := resolve(t, e.pins(t, "v1", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true})
+	moved := resolve(t, e.pins(t, "v1", rp.adapter[0], kvcr, e.base), WithInsecureRegistry())
 	m := Verify(in, moved)
 	if len(m) != 1 || m[0].Component != Dynamo || m[0].Image != rp.dynamo[0] || m[0].Pins != rp.dynamo[1] {
 		t.Errorf("verify after a pin changed: %v", m)

@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-func resolveErr(t *testing.T, path string, o ResolveOptions) error {
+func resolveErr(t *testing.T, path string, o ...Option) error {
 	t.Helper()
 	p, err := LoadPins(path)
 	if err != nil {
 		return err
 	}
-	_, err = Resolve(context.Background(), p, o)
+	_, err = Resolve(context.Background(), p, o...)
 	return err
 }
 
@@ -49,29 +49,29 @@ func TestFailClosed(t *testing.T) {
 	tests := []struct {
 		name string
 		pins string
-		opts ResolveOptions
+		opts []Option
 		want string
 	}{
-		{"placeholder ref", placeholderPins, ResolveOptions{Insecure: true},
+		{"placeholder ref", placeholderPins, []Option{WithInsecureRegistry()},
 			fmt.Sprintf("pins.yaml:3:%d: dynamo.ref:", col) + ` "<DYNAMO_COMMIT>" is a placeholder, not a revision (pin a tag or a 40-hex commit)`},
-		{"branch without --allow-moving", e.pins(t, "release", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+		{"branch without --allow-moving", e.pins(t, "release", rp.adapter[0], kvcr, e.base), []Option{WithInsecureRegistry()},
 			`pins.yaml:3:9: dynamo: ref "release" is a branch, which moves (now at ` + rp.dynamo[1] + `); pin a tag or a commit, or pass --allow-moving to build and record that commit`},
-		{"unknown ref", e.pins(t, "v9", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+		{"unknown ref", e.pins(t, "v9", rp.adapter[0], kvcr, e.base), []Option{WithInsecureRegistry()},
 			`pins.yaml:3:9: dynamo: ref "v9": no such tag or branch in ` + e.gitURL + `/dynamo.git`},
-		{"commit not in the repository", e.pins(t, strings.Repeat("1", 40), rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true},
+		{"commit not in the repository", e.pins(t, strings.Repeat("1", 40), rp.adapter[0], kvcr, e.base), []Option{WithInsecureRegistry()},
 			`pins.yaml:3:9: dynamo: commit 1111111111111111111111111111111111111111 could not be fetched from`},
-		{"base without digest", e.pins(t, "v0", rp.adapter[0], kvcr, name), ResolveOptions{Insecure: true},
+		{"base without digest", e.pins(t, "v0", rp.adapter[0], kvcr, name), []Option{WithInsecureRegistry()},
 			`pins.yaml:2:7: base: "` + name + `" has no digest (expected NAME:TAG@sha256:..., so the build cannot change under you)`},
-		{"base digest not in the registry", e.pins(t, "v0", rp.adapter[0], kvcr, name+"@"+wrong), ResolveOptions{Insecure: true},
+		{"base digest not in the registry", e.pins(t, "v0", rp.adapter[0], kvcr, name+"@"+wrong), []Option{WithInsecureRegistry()},
 			`pins.yaml:1:1: base: digest ` + wrong + ` of ` + strings.Split(name, ":")[0] + ":" + strings.Split(name, ":")[1] + ` is not in the registry`},
-		{"base tag moved off the digest", e.pins(t, "v0", rp.adapter[0], kvcr, otherTagSameRepo), ResolveOptions{Insecure: true},
+		{"base tag moved off the digest", e.pins(t, "v0", rp.adapter[0], kvcr, otherTagSameRepo), []Option{WithInsecureRegistry()},
 			`pins.yaml:1:1: base: tag ` + movedName + ` now points to ` + movedDigest + `, but the pins say ` + digest + `: the tag moved; pin the digest you mean`},
-		{"dirty checkout", e.pins(t, "v0", rp.adapter[0], dirty, e.base), ResolveOptions{Insecure: true},
+		{"dirty checkout", e.pins(t, "v0", rp.adapter[0], dirty, e.base), []Option{WithInsecureRegistry()},
 			`pins.yaml:5:7: kvcr: the checkout ` + dirty + ` has uncommitted changes (diff sha256 `},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := resolveErr(t, tc.pins, tc.opts)
+			err := resolveErr(t, tc.pins, tc.opts...)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -83,7 +83,7 @@ func TestFailClosed(t *testing.T) {
 	}
 	// What is refused by default is built when allowed, with a warning, and
 	// the commit built is what is recorded.
-	r := resolve(t, e.pins(t, "release", rp.adapter[0], dirty, e.base), ResolveOptions{Insecure: true, AllowMoving: true, AllowDirty: true})
+	r := resolve(t, e.pins(t, "release", rp.adapter[0], dirty, e.base), WithInsecureRegistry(), WithAllowMoving(), WithAllowDirty())
 	if r.Revisions[Dynamo].Commit != rp.dynamo[1] || !r.Revisions[KVCR].Dirty || len(r.Warnings) != 2 {
 		t.Errorf("allowed: %+v warnings %v", r.Revisions, r.Warnings)
 	}
@@ -93,7 +93,7 @@ func TestFailClosed(t *testing.T) {
 func TestBuildkitdUnreachable(t *testing.T) {
 	e := setup(t)
 	rp := e.repos(t)
-	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), WithInsecureRegistry())
 	start := time.Now()
 	_, err := Build(context.Background(), r, WithAddr("unix://"+filepath.Join(t.TempDir(), "nothing.sock")), WithPush(e.registry+"/test/never:1"))
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 10s: is it running?") {
@@ -109,7 +109,7 @@ func TestBuildkitdUnreachable(t *testing.T) {
 func TestRegistryRefusesPush(t *testing.T) {
 	e := setup(t)
 	rp := e.repos(t)
-	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), WithInsecureRegistry())
 	_, err := Build(context.Background(), r, WithAddr(e.addr), WithPush(e.registryRO+"/test/kvcr:1"), WithInsecureRegistry())
 	if err == nil || !strings.Contains(err.Error(), "405") && !strings.Contains(strings.ToLower(err.Error()), "read-only") && !strings.Contains(strings.ToLower(err.Error()), "unsupported") {
 		t.Fatalf("push to a read-only registry: %v", err)

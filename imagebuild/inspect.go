@@ -3,13 +3,12 @@ package imagebuild
 import (
 	"archive/tar"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvsweep/kvsweep/provenance"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -23,17 +22,21 @@ import (
 
 // Inspection is what an image says about how it was built.
 type Inspection struct {
-	Ref         string            `json:"ref"`
-	Digest      string            `json:"digest"`
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Revisions   *SourceRevisions  `json:"source_revisions"`
+	Ref         string                      `json:"ref"`
+	Digest      string                      `json:"digest"`
+	Labels      map[string]string           `json:"labels"`
+	Annotations map[string]string           `json:"annotations,omitempty"`
+	Revisions   *provenance.SourceRevisions `json:"source_revisions"`
 }
 
 // Inspect reads an image (REF in a registry, oci:FILE or docker:FILE) and
 // the source-revisions.json inside it. No daemon is needed.
-func Inspect(ctx context.Context, ref string, insecure bool) (*Inspection, error) {
-	img, cleanup, err := openImage(ctx, ref, insecure)
+func Inspect(ctx context.Context, ref string, opts ...Option) (*Inspection, error) {
+	o, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
+	img, cleanup, err := openImage(ctx, ref, o.insecure)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +59,9 @@ func Inspect(ctx context.Context, ref string, insecure bool) (*Inspection, error
 	if err != nil {
 		return in, err
 	}
-	var rv SourceRevisions
-	if err := json.Unmarshal(b, &rv); err != nil {
+	if in.Revisions, err = provenance.Parse(b); err != nil {
 		return in, fmt.Errorf("%s in %s: %w", RevisionsPath, ref, err)
 	}
-	in.Revisions = &rv
 	return in, nil
 }
 
@@ -172,43 +173,11 @@ func untar(file, dir string) error {
 	}
 }
 
-// Mismatch is a component whose recorded revision differs from the pins.
-type Mismatch struct {
-	Component string `json:"component"`
-	Image     string `json:"image"`
-	Pins      string `json:"pins"`
-}
-
-func (m Mismatch) String() string {
-	return fmt.Sprintf("%s: the image has %s, the pins resolve to %s", m.Component, m.Image, m.Pins)
-}
-
 // Verify compares what an image records with resolved pins.
-func Verify(in *Inspection, r *Resolved) []Mismatch {
-	var out []Mismatch
-	if in.Revisions == nil {
-		return []Mismatch{{Component: "source-revisions.json", Image: "missing", Pins: "required"}}
+func Verify(in *Inspection, r *Resolved) []provenance.Mismatch {
+	want := &provenance.SourceRevisions{Components: map[string]provenance.Component{}, Base: r.Base}
+	for n, rev := range r.Revisions {
+		want.Components[n] = rev.Component
 	}
-	names := make([]string, 0, len(r.Revisions))
-	for n := range r.Revisions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		want := r.Revisions[n]
-		got, ok := in.Revisions.Components[n]
-		switch {
-		case !ok:
-			out = append(out, Mismatch{n, "nothing", want.Commit})
-		case got.Commit != want.Commit:
-			out = append(out, Mismatch{n, got.Commit, want.Commit})
-		case got.Dirty != want.Dirty || got.DiffSHA256 != want.DiffSHA256:
-			out = append(out, Mismatch{n, fmt.Sprintf("%s dirty=%v diff %s", got.Commit, got.Dirty, got.DiffSHA256),
-				fmt.Sprintf("%s dirty=%v diff %s", want.Commit, want.Dirty, want.DiffSHA256)})
-		}
-	}
-	if in.Revisions.Base.Digest != r.Base.Digest {
-		out = append(out, Mismatch{"base", in.Revisions.Base.Name + "@" + in.Revisions.Base.Digest, r.Base.Name + "@" + r.Base.Digest})
-	}
-	return out
+	return provenance.Compare(in.Revisions, want)
 }

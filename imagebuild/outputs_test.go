@@ -31,7 +31,7 @@ func TestBuildkitdSilent(t *testing.T) {
 			defer c.Close() // hold it open, say nothing
 		}
 	}()
-	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), WithInsecureRegistry())
 	start := time.Now()
 	_, err = Build(context.Background(), r, WithAddr("tcp://"+l.Addr().String()), WithPush(e.registry+"/test/never:1"))
 	d := time.Since(start)
@@ -48,14 +48,14 @@ func TestBuildkitdSilent(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	e := setup(t)
 	rp := e.repos(t)
-	r := resolve(t, e.pins(t, "v1", rp.adapter[0], checkout(t), e.base), ResolveOptions{Insecure: true})
+	r := resolve(t, e.pins(t, "v1", rp.adapter[0], checkout(t), e.base), WithInsecureRegistry())
 	dir := t.TempDir()
 	oci, docker, sqsh := filepath.Join(dir, "img.oci.tar"), filepath.Join(dir, "img.docker.tar"), filepath.Join(dir, "img.sqsh")
 	if _, err := Build(context.Background(), r, WithAddr(e.addr), WithOutput("oci:"+oci), WithOutput("docker:"+docker), WithOutput("squashfs:"+sqsh)); err != nil {
 		t.Fatal(err)
 	}
 	for _, ref := range []string{"oci:" + oci, "docker:" + docker} {
-		in, err := Inspect(context.Background(), ref, false)
+		in, err := Inspect(context.Background(), ref)
 		if err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}
@@ -85,7 +85,7 @@ func TestReproducible(t *testing.T) {
 	var digests []string
 	for i := 0; i < 2; i++ {
 		addr := startBuildkitd(t, e)
-		r := resolve(t, e.pins(t, "v0", rp.adapter[0], kvcr, e.base), ResolveOptions{Insecure: true})
+		r := resolve(t, e.pins(t, "v0", rp.adapter[0], kvcr, e.base), WithInsecureRegistry())
 		res, err := Build(context.Background(), r, WithAddr(addr), WithPush(fmt.Sprintf("%s/test/repro:%d", e.registry, i)), WithInsecureRegistry())
 		if err != nil {
 			t.Fatal(err)

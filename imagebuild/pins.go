@@ -24,13 +24,14 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
+	"github.com/kvsweep/kvsweep/provenance"
 )
 
 // Component names, in build order.
 const (
-	Dynamo      = "dynamo"
-	VLLMAdapter = "vllm_adapter"
-	KVCR        = "kvcr"
+	Dynamo      = provenance.Dynamo
+	VLLMAdapter = provenance.VLLMAdapter
+	KVCR        = provenance.KVCR
 )
 
 // Pins is a decoded pins file.

@@ -20,30 +20,21 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
+	"github.com/kvsweep/kvsweep/provenance"
 )
 
-// Revision is what one component resolved to.
+// Revision is what one component resolved to: what the image records,
+// and where and when the commit is.
 type Revision struct {
-	Repo       string `json:"repo,omitempty"`
-	Ref        string `json:"ref,omitempty"` // as pinned
-	Commit     string `json:"commit"`
-	Moving     bool   `json:"moving,omitempty"` // the ref is a branch
-	Dirty      bool   `json:"dirty"`
-	DiffSHA256 string `json:"diff_sha256,omitempty"` // of the uncommitted changes of a dirty checkout
+	provenance.Component
 	Path       string `json:"-"`
 	CommitTime int64  `json:"-"` // unix seconds
-}
-
-// Base is the base image.
-type Base struct {
-	Name   string `json:"name"`
-	Digest string `json:"digest"`
 }
 
 // Resolved is a pins file with every revision made concrete.
 type Resolved struct {
 	Pins       *Pins
-	Base       Base
+	Base       provenance.Base
 	Revisions  map[string]Revision // by component name
 	BuildArgs  map[string]string
 	Epoch      int64    // SOURCE_DATE_EPOCH: the newest pinned commit time
@@ -51,17 +42,14 @@ type Resolved struct {
 	Dockerfile string
 }
 
-// ResolveOptions relax the fail-closed checks.
-type ResolveOptions struct {
-	AllowMoving bool // accept a branch, recording the commit it points to now
-	AllowDirty  bool // accept a local checkout with uncommitted changes
-	Offline     bool // skip the registry check of the base image
-	Insecure    bool // the registry of the base image speaks plain HTTP
-}
-
 // Resolve makes every pin concrete, refusing what could change under the
-// build. Errors name the place in the pins file.
-func Resolve(ctx context.Context, p *Pins, o ResolveOptions) (*Resolved, error) {
+// build. Errors name the place in the pins file. WithAllowMoving,
+// WithAllowDirty, WithOffline and WithInsecureRegistry apply.
+func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
+	o, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
 	r := &Resolved{Pins: p, Revisions: map[string]Revision{}, BuildArgs: p.BuildArgs, Dockerfile: p.Dockerfile}
 	d := yamlpos.NewDecoder(p.File)
 	fail := func(s Source, format string, args ...any) {
@@ -85,7 +73,7 @@ func Resolve(ctx context.Context, p *Pins, o ResolveOptions) (*Resolved, error) 
 			}
 		}()
 	}
-	var base Base
+	var base provenance.Base
 	var baseErr error
 	wg.Add(1)
 	go func() {
@@ -99,12 +87,12 @@ func Resolve(ctx context.Context, p *Pins, o ResolveOptions) (*Resolved, error) 
 		case err != nil:
 			fail(s, "%v", err)
 			continue
-		case rev.Dirty && !o.AllowDirty:
+		case rev.Dirty && !o.allowDirty:
 			fail(s, "the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", s.Path, rev.DiffSHA256[:12])
 			continue
 		case rev.Dirty:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: building a dirty checkout (diff sha256 %s), as allowed", s.Name, rev.DiffSHA256))
-		case rev.Moving && !o.AllowMoving:
+		case rev.Moving && !o.allowMoving:
 			fail(s, "ref %q is a branch, which moves (now at %s); pin a tag or a commit, or pass --allow-moving to build and record that commit", s.Ref, rev.Commit)
 			continue
 		case rev.Moving:
@@ -147,7 +135,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // (marked moving). The commit is then fetched (depth 1) for its time,
 // which also proves it exists.
 func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
-	rev := Revision{Repo: repo, Ref: ref}
+	rev := Revision{Component: provenance.Component{Repo: repo, Ref: ref}}
 	if commitRE.MatchString(ref) {
 		rev.Commit = ref
 	} else {
@@ -275,14 +263,14 @@ func resolveCheckout(ctx context.Context, path string) (Revision, error) {
 
 // checkRegistry checks that the pinned digest exists and, when the pin
 // has a tag, that the tag still points to it.
-func checkRegistry(ctx context.Context, ref string, o ResolveOptions) (Base, error) {
+func checkRegistry(ctx context.Context, ref string, o *options) (provenance.Base, error) {
 	nameTag, digest, _ := strings.Cut(ref, "@")
-	b := Base{Name: nameTag, Digest: digest}
-	if o.Offline {
+	b := provenance.Base{Name: nameTag, Digest: digest}
+	if o.offline {
 		return b, nil
 	}
 	var opts []name.Option
-	if o.Insecure {
+	if o.insecure {
 		opts = append(opts, name.Insecure)
 	}
 	tagged, err := name.ParseReference(nameTag, opts...)

@@ -25,13 +25,22 @@ var (
 	secretRE = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
 )
 
-// Load reads and validates the spec at path.
-func Load(path string) (*Spec, error) {
+// LoadCells reads, validates and expands the spec at path, returning the
+// spec, its cells and the file's bytes.
+func LoadCells(path string) (*Spec, []Cell, []byte, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return Parse(path, src)
+	spec, err := Parse(path, src)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cells, err := Expand(spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return spec, cells, src, nil
 }
 
 // Parse decodes and validates a spec. file is used in messages only.

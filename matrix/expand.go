@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/template"
 
+	safe "github.com/kvsweep/kvsweep/internal/names"
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 )
 
@@ -433,19 +434,7 @@ func cellName(s *Spec, params map[string]string, cases []string) string {
 		}
 		parts = append(parts, k+"-"+params[k])
 	}
-	return SanitizeName(strings.Join(parts, "-"))
-}
-
-// SanitizeName lower-cases s and replaces every character outside
-// [a-z0-9._-] with '-', so it is safe as a file or job name.
-func SanitizeName(s string) string {
-	b := []byte(strings.ToLower(s))
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
+	return safe.Sanitize(strings.Join(parts, "-"))
 }
 
 func sortedKeys[V any](m map[string]V) []string { return yamlpos.SortedKeys(m) }

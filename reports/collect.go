@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -52,19 +53,14 @@ type Run struct {
 	Cells       []CellResult `json:"cells"`
 }
 
-// CellState is the scheduler's word on a cell, for cells without a result.
-type CellState struct {
-	State    string
-	ExitCode int
-}
-
 // CollectOptions control Collect.
 type CollectOptions struct {
-	MaxResultSize int64                // default DefaultMaxResultSize
-	States        map[string]CellState // by cell id; may be nil
-	ImageRef      string               // the spec's container image, joined into each cell
-	Workers       int                  // default 2 x CPUs
-	Now           time.Time            // collection time (default: now)
+	MaxResultSize int64 // default DefaultMaxResultSize
+	// States is the scheduler's word on each cell (by cell id), for cells
+	// without a result; may be nil.
+	States  map[string]sweep.TaskState
+	Workers int       // default 2 x CPUs
+	Now     time.Time // collection time (default: now)
 	// Manifest, if the caller has read it already (large sweeps have
 	// manifests of several megabytes).
 	Manifest *sweep.Manifest
@@ -105,7 +101,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				run.Cells[i] = collectCell(root, m.Cells[i], opts)
+				run.Cells[i] = collectCell(root, m.Image, m.Cells[i], opts)
 			}
 		}()
 	}
@@ -122,9 +118,9 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	return run, nil
 }
 
-func collectCell(root string, c sweep.Cell, opts CollectOptions) CellResult {
-	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: opts.ImageRef}}
-	cr.Image.Digest = digestOf(opts.ImageRef)
+func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResult {
+	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}
+	cr.Image.Digest = digestOf(image)
 	st, hasState := opts.States[c.ID]
 	if hasState {
 		cr.State = st.State
@@ -136,7 +132,7 @@ func collectCell(root string, c sweep.Cell, opts CollectOptions) CellResult {
 		cr.Started = mk.Started.UTC().Format(time.RFC3339)
 	}
 	cellDir := filepath.Join(root, sweep.CellsDir, c.ID)
-	joinRevisions(&cr, cellDir)
+	cr.Image.SourceRevisions = readRevisions(root, c.ID)
 
 	b, err := readContained(root, filepath.Join(cellDir, sweep.ResultFile), opts.MaxResultSize)
 	switch {
@@ -183,7 +179,7 @@ func collectCell(root string, c sweep.Cell, opts CollectOptions) CellResult {
 		if r.Image.Digest != "" {
 			cr.Image.Digest = r.Image.Digest
 		}
-		if len(r.Image.SourceRevisions) > 0 {
+		if r.Image.SourceRevisions != nil {
 			cr.Image.SourceRevisions = r.Image.SourceRevisions
 		}
 	}
@@ -248,17 +244,40 @@ func size(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-// joinRevisions reads the source-revisions.json the job copied out of the
-// image into the cell directory.
-func joinRevisions(cr *CellResult, cellDir string) {
-	b, err := os.ReadFile(filepath.Join(cellDir, "source-revisions.json"))
-	if err != nil || len(b) > 1<<20 {
-		return
+// readRevisions reads the source-revisions.json the job copied out of the
+// image into the cell directory; nil when there is none or it is not one.
+func readRevisions(root, cellID string) *provenance.SourceRevisions {
+	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+cellID+"/"+sweep.RevisionsFile, sweep.MaxRevisionsSize)
+	if err != nil {
+		return nil
 	}
-	var revs map[string]any
-	if json.Unmarshal(b, &revs) == nil {
-		cr.Image.SourceRevisions = revs
+	rv, _ := provenance.Parse(b)
+	return rv
+}
+
+// WriteRun writes run as the sweep's results.json.
+func WriteRun(dir string, run *Run) error {
+	b, err := json.Marshal(run)
+	if err != nil {
+		return err
 	}
+	return sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), append(b, '\n'), 0o644)
+}
+
+// ReadRun reads the results.json of the sweep in dir.
+func ReadRun(dir string) (*Run, error) {
+	b, err := sweep.ReadFile(dir, sweep.ResultsFile, sweep.MaxResultsSize)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s: run kvsweep collect %s first", dir, sweep.ResultsFile, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, sweep.ResultsFile), err)
+	}
+	return &r, nil
 }
 
 // digestOf returns the sha256:... part of a ref pinned by digest.

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -40,7 +39,7 @@ func Match(c CellResult, fs []Filter) bool {
 				return false
 			}
 		case strings.HasPrefix(f.Key, "image.source_revisions."):
-			commit := Revision(c.Image.SourceRevisions, strings.TrimPrefix(f.Key, "image.source_revisions."))
+			commit := c.Image.SourceRevisions.Commit(strings.TrimPrefix(f.Key, "image.source_revisions."))
 			if commit == "" || !strings.HasPrefix(commit, f.Value) {
 				return false
 			}
@@ -73,64 +72,6 @@ func Select(runs []*Run, fs []Filter) []*Run {
 		}
 	}
 	return out
-}
-
-// components in display order; others follow sorted.
-var componentOrder = []string{"dynamo", "vllm_adapter", "kvcr"}
-
-// Revision returns the commit recorded for a component in a
-// source-revisions.json, in either of its shapes ({"components": {NAME:
-// {"commit": ...}}} or {NAME: {"commit": ...}}).
-func Revision(revs map[string]any, name string) string {
-	if comps, ok := revs["components"].(map[string]any); ok {
-		revs = comps
-	}
-	switch v := revs[name].(type) {
-	case map[string]any:
-		s, _ := v["commit"].(string)
-		return s
-	case string:
-		return v
-	}
-	return ""
-}
-
-// ShortRevisions is "dynamo@1a2b3c4 vllm_adapter@5d6e7f8 kvcr@9a0b1c2+dirty".
-func ShortRevisions(revs map[string]any) string {
-	if len(revs) == 0 {
-		return ""
-	}
-	src := revs
-	if comps, ok := revs["components"].(map[string]any); ok {
-		src = comps
-	}
-	names := append([]string(nil), componentOrder...)
-	var rest []string
-	for k := range src {
-		known := false
-		for _, n := range componentOrder {
-			known = known || k == n
-		}
-		if !known {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	var parts []string
-	for _, n := range append(names, rest...) {
-		c := Revision(revs, n)
-		if c == "" {
-			continue
-		}
-		if len(c) > 7 {
-			c = c[:7]
-		}
-		if m, ok := src[n].(map[string]any); ok && m["dirty"] == true {
-			c += "+dirty"
-		}
-		parts = append(parts, n+"@"+c)
-	}
-	return strings.Join(parts, " ")
 }
 
 // ShortDigest is the first 12 hex digits of a digest.
@@ -177,7 +118,7 @@ func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow
 			if c.Image.Digest != "" {
 				digests[ShortDigest(c.Image.Digest)] = true
 			}
-			if s := ShortRevisions(c.Image.SourceRevisions); s != "" {
+			if s := c.Image.SourceRevisions.Short(); s != "" {
 				revs[s] = true
 			}
 			if c.Outcome != OK && c.Outcome != HarnessFailed {

@@ -80,7 +80,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions"})
 		for _, c := range r.Cells {
 			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
-			tail := []string{c.Image.Digest, ShortRevisions(c.Image.SourceRevisions)}
+			tail := []string{c.Image.Digest, c.Image.SourceRevisions.Short()}
 			verdicts := cellVerdicts(c, cases)
 			byID := map[string]Case{}
 			for _, cs := range c.Cases {
@@ -112,7 +112,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
 		rows := make([][]string, len(r.Cells))
 		for i, c := range r.Cells {
-			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), ShortRevisions(c.Image.SourceRevisions))
+			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.Image.SourceRevisions.Short())
 		}
 		rows, cut := budget(format, rows, StepSummaryLimit/2)
 		if err := table.Write(&b, table.Format(format), header, rows); err != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -25,16 +25,11 @@ var fixedNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 // records, as kvsweep collect does.
 func collectTestdata(t *testing.T, dir string) *Run {
 	t.Helper()
-	cells, _, err := sbatch.Status(context.Background(), dir, &sbatch.Local{Dir: dir})
+	states, err := scheduler.States(context.Background(), dir, &scheduler.Local{Dir: dir}, func(err error) { t.Fatal(err) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := map[string]CellState{}
-	for _, c := range cells {
-		states[c.ID] = CellState{State: c.State, ExitCode: c.ExitCode}
-	}
-	run, err := Collect(dir, CollectOptions{States: states, Now: fixedNow,
-		ImageRef: "registry.example.com/kvcr/quick-start-vllm:v0.2.0@sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"})
+	run, err := Collect(dir, CollectOptions{States: states, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +69,7 @@ func TestMixedOutcomes(t *testing.T) {
 		if c.Outcome != want[c.Name] {
 			t.Errorf("%s: %s (%s), want %s", c.Name, c.Outcome, c.Detail, want[c.Name])
 		}
-		if c.Name == "vllm-aggregated-qwen3.5-4b-sim-sleep-30" && c.State != sbatch.StateTimeout {
+		if c.Name == "vllm-aggregated-qwen3.5-4b-sim-sleep-30" && c.State != scheduler.StateTimeout {
 			t.Errorf("timed-out cell: state %q, want TIMEOUT", c.State)
 		}
 	}

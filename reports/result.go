@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kvsweep/kvsweep/provenance"
 )
 
 // SchemaVersion of result.json this kvsweep reads.
@@ -37,9 +39,9 @@ type Result struct {
 
 // Image is the image a cell ran in and what it was built from.
 type Image struct {
-	Ref             string         `json:"ref,omitempty"`
-	Digest          string         `json:"digest,omitempty"`
-	SourceRevisions map[string]any `json:"source_revisions,omitempty"`
+	Ref             string                      `json:"ref,omitempty"`
+	Digest          string                      `json:"digest,omitempty"`
+	SourceRevisions *provenance.SourceRevisions `json:"source_revisions,omitempty"`
 }
 
 // SlurmInfo is where a cell ran.
@@ -159,7 +161,13 @@ func fromDoc(m map[string]any) *Result {
 		}
 	}
 	if im := obj(m["image"]); im != nil {
-		r.Image = &Image{Ref: str(im["ref"]), Digest: str(im["digest"]), SourceRevisions: obj(im["source_revisions"])}
+		r.Image = &Image{Ref: str(im["ref"]), Digest: str(im["digest"])}
+		if sr := obj(im["source_revisions"]); sr != nil {
+			// The harness's copy of the image's record, in its one format.
+			if b, err := json.Marshal(sr); err == nil {
+				r.Image.SourceRevisions, _ = provenance.Parse(b)
+			}
+		}
 	}
 	if sl := obj(m["slurm"]); sl != nil {
 		r.Slurm = &SlurmInfo{JobID: str(sl["job_id"]), ArrayJobID: str(sl["array_job_id"]), ArrayTaskID: str(sl["array_task_id"]),

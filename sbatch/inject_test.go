@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Hostile values, rendered into a job script and executed: the harness
@@ -105,14 +107,20 @@ matrix:
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("a hostile value was executed")
 	}
-	var marker struct {
-		ExitCode int `json:"exit_code"`
+	// The script and the Go readers agree on the formats they share: the
+	// cell table the script read its argv from, and the exit marker it wrote.
+	entries, err := sweep.ReadCellTable(dir, &m.Jobs[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(readFile(t, filepath.Join(cellDir, "exit")), &marker); err != nil || marker.ExitCode != 0 {
-		t.Errorf("exit marker: %+v %v", marker, err)
+	if entries[0].ID != cells[0].ID || strings.Join(entries[0].Argv, "\x00") != strings.Join(cells[0].Argv, "\x00") {
+		t.Errorf("cell table: Go reads %q, the renderer wrote %q", entries[0].Argv, cells[0].Argv)
+	}
+	mk, ok, err := sweep.ReadExitMarker(dir, cells[0].ID)
+	if err != nil || !ok || mk.ExitCode != 0 || mk.JobID != "7" || mk.ArrayJobID != "7" || mk.ArrayTaskID != "0" || mk.Host == "" || mk.Started.IsZero() || mk.Finished.Before(mk.Started) {
+		t.Errorf("exit marker: %+v %v %v", mk, ok, err)
 	}
 }
-
 func writeFile(t *testing.T, path, content string, perm os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), perm); err != nil {

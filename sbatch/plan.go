@@ -1,106 +1,126 @@
 package sbatch
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
-	"github.com/kvsweep/kvsweep/internal/table"
+	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// PlanTotals summarises what a sweep asks of the cluster.
-type PlanTotals struct {
-	Cells    int     `json:"cells"`
-	Arrays   int     `json:"arrays"` // job scripts, so sbatch calls at the default array size
-	GPUHours float64 `json:"gpu_hours"`
-}
-
-type planRow struct {
-	ID       string   `json:"id"`
-	Name     string   `json:"name"`
-	Engine   string   `json:"engine"`
-	Topology string   `json:"topology"`
-	Geometry string   `json:"geometry"`
-	Cases    []string `json:"cases"`
-	Nodes    int      `json:"nodes"`
-	GPUs     int      `json:"gpus_per_node"`
-	Time     string   `json:"time_limit"`
-	Job      string   `json:"job"`
-}
-
-// WritePlan prints the cells of m as a table, a markdown table or JSON.
-func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
-	tot := PlanTotals{Cells: len(m.Cells), Arrays: len(m.Jobs), GPUHours: m.GPUHours()}
-	rows := make([]planRow, len(m.Cells))
-	for i, c := range m.Cells {
-		j := m.JobByName(c.Job)
-		rows[i] = planRow{ID: c.ID, Name: c.Name, Engine: c.Engine, Topology: c.Topology,
-			Geometry: c.Geometry, Cases: c.Cases, Nodes: j.Res.Nodes, GPUs: j.Res.GPUsPerNode,
-			Time: j.Res.TimeLimit, Job: c.Job}
+// Plan computes the manifest Render would write, without writing anything.
+func Plan(spec *matrix.Spec, cells []matrix.Cell, opts Options) (*sweep.Manifest, error) {
+	if opts.MaxArraySize <= 0 {
+		opts.MaxArraySize = sweep.DefaultMaxArraySize
 	}
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Name   string     `json:"name"`
-			Cells  []planRow  `json:"cells"`
-			Totals PlanTotals `json:"totals"`
-		}{m.Name, rows, tot})
-	case "table", "markdown":
-		header := []string{"id", "name", "engine", "topology", "geometry", "cases", "nodes x gpus", "time"}
-		cells := make([][]string, len(rows))
-		for i, r := range rows {
-			cells[i] = []string{r.ID, r.Name, r.Engine, r.Topology, r.Geometry, casesText(r.Cases),
-				strconv.Itoa(r.Nodes) + " x " + strconv.Itoa(r.GPUs), r.Time}
-		}
-		if err := table.Write(w, table.Format(format), header, cells); err != nil {
-			return err
-		}
-		sep := "\n"
-		if format == "markdown" {
-			sep = "\n\n"
-		}
-		_, err := fmt.Fprintf(w, "%s%d cells in %d job arrays, %.1f GPU-hours requested\n", sep[1:], tot.Cells, tot.Arrays, tot.GPUHours)
-		return err
-	}
-	return fmt.Errorf("unknown format %q (expected table, markdown or json)", format)
+	return plan(spec, cells, nil, opts)
 }
 
-// casesText shortens a run of cases: TC-01..TC-06 when consecutive ids of
-// one prefix, else the comma list.
-func casesText(cases []string) string {
-	if len(cases) > 2 {
-		first, last := cases[0], cases[len(cases)-1]
-		if p, a, ok := splitNum(first); ok {
-			if q, b, ok := splitNum(last); ok && p == q && b-a == len(cases)-1 {
-				consecutive := true
-				for i, c := range cases {
-					if r, n, ok := splitNum(c); !ok || r != p || n != a+i {
-						consecutive = false
-						break
-					}
-				}
-				if consecutive {
-					return first + ".." + last
-				}
+func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Options) (*sweep.Manifest, error) {
+	m := &sweep.Manifest{
+		SchemaVersion: sweep.SchemaVersion,
+		SweepID:       opts.SweepID,
+		Name:          spec.Name,
+		Scheduler:     spec.Scheduler,
+		Spec:          sweep.SpecFile,
+		Version:       opts.Version,
+	}
+	m.Image = spec.Container.Image
+	placed := map[string]sweep.Cell{}
+	if old != nil {
+		if m.SweepID != "" && m.SweepID != old.SweepID {
+			return nil, fmt.Errorf("the directory holds sweep %s; it cannot be rendered as sweep %s", old.SweepID, m.SweepID)
+		}
+		m.SweepID = old.SweepID
+		have := make(map[string]bool, len(cells))
+		for _, c := range cells {
+			have[c.ID] = true
+		}
+		var dropped []string
+		for _, c := range old.Cells {
+			if !have[c.ID] {
+				dropped = append(dropped, c.Name+" ("+c.ID+")")
 			}
+			placed[c.ID] = c
 		}
+		if len(dropped) > 0 {
+			if len(dropped) > 5 {
+				dropped = append(dropped[:5], fmt.Sprintf("and %d more", len(dropped)-5))
+			}
+			return nil, fmt.Errorf("the spec no longer has %d cell(s) this sweep directory holds: %s; render into a new directory", len(dropped), strings.Join(dropped, ", "))
+		}
+		m.Jobs = append(m.Jobs, old.Jobs...)
 	}
-	return strings.Join(cases, ",")
-}
-
-func splitNum(s string) (prefix string, n int, ok bool) {
-	i := len(s)
-	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-		i--
+	if m.SweepID == "" {
+		m.SweepID = sweep.NewID(spec.Name)
 	}
-	if i == len(s) {
-		return "", 0, false
+	if err := sweep.CheckID(m.SweepID); err != nil {
+		return nil, err
 	}
-	n, err := strconv.Atoi(s[i:])
-	return s[:i], n, err == nil
+	used := map[string]bool{}
+	for _, j := range m.Jobs {
+		used[j.Name] = true
+	}
+	newJob := func(c *matrix.Cell, array bool) *sweep.Job {
+		name := c.Topology
+		if !array {
+			name = c.Topology + "." + c.ID
+		}
+		for k := 1; used[name]; k++ {
+			name = c.Topology + "." + strconv.Itoa(k)
+		}
+		used[name] = true
+		j := sweep.Job{
+			Name:     name,
+			Script:   sweep.JobsDir + "/" + name + ".sbatch",
+			Topology: c.Topology,
+			Kind:     c.Kind,
+			Res: sweep.Resources{
+				Nodes:       c.Resources.Nodes,
+				GPUsPerNode: c.Resources.GPUsPerNode,
+				CPUsPerTask: c.Resources.CPUsPerTask,
+				Mem:         c.Resources.Mem,
+				TimeLimit:   matrix.SlurmTime(c.Resources.Time),
+				TimeSeconds: int64(c.Resources.Time.Seconds()),
+			},
+		}
+		j.Array = array
+		j.Table = sweep.JobsDir + "/" + name + ".cells"
+		j.Args = sweep.JobsDir + "/" + name + ".args"
+		m.Jobs = append(m.Jobs, j)
+		return &m.Jobs[len(m.Jobs)-1]
+	}
+	open := map[string]int{} // topology -> index in m.Jobs of the array being filled
+	m.Cells = make([]sweep.Cell, 0, len(cells))
+	for i := range cells {
+		c := &cells[i]
+		sc := sweep.Cell{
+			ID: c.ID, Name: c.Name, Params: c.Params, Cases: c.Cases,
+			Engine: c.Engine, Topology: c.Topology, Geometry: c.Geometry, Kind: c.Kind,
+			Dir: sweep.CellsDir + "/" + c.ID, Argv: c.Argv,
+		}
+		if p, ok := placed[c.ID]; ok {
+			sc.Job, sc.Index = p.Job, p.Index
+			m.Cells = append(m.Cells, sc)
+			continue
+		}
+		if opts.NoArray {
+			j := newJob(c, false)
+			j.Count = 1
+			sc.Job, sc.Index = j.Name, 0
+			m.Cells = append(m.Cells, sc)
+			continue
+		}
+		ji, ok := open[c.Topology]
+		if !ok || m.Jobs[ji].Count >= opts.MaxArraySize {
+			newJob(c, true)
+			ji = len(m.Jobs) - 1
+			open[c.Topology] = ji
+		}
+		sc.Job, sc.Index = m.Jobs[ji].Name, m.Jobs[ji].Count
+		m.Jobs[ji].Count++
+		m.Cells = append(m.Cells, sc)
+	}
+	return m, nil
 }

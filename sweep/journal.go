@@ -93,7 +93,7 @@ func (j *Journal) Close() error { return j.f.Close() }
 // exist). A torn last line, left by a crash mid-write, is ignored; a bad
 // line elsewhere is an error naming it.
 func ReadJournal(dir string) ([]Record, error) {
-	b, err := os.ReadFile(filepath.Join(dir, JournalFile))
+	b, err := ReadFile(dir, JournalFile, MaxJournalSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

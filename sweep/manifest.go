@@ -13,14 +13,20 @@
 //	cells/ID/slurm-*.out   the job's output
 //	cells/ID/exit          exit marker, written on every way out (see ExitMarker)
 //	cells/ID/result.json   written by the harness
+//	cells/ID/source-revisions.json  the image's record of what it was built from
 //	logs/                  Slurm's own output file of each job (before it knows its cell)
 //	state.jsonl            append-only submission journal
+//	sweep.id               the sweep id alone, checked by every job script
+//	observed.json          terminal states status saw (outlives Slurm's memory)
+//	results.json           the collected run (kvsweep collect)
+//	bin/kvsweep            the kvsweep two-node jobs run on their nodes
 //
 // Rendering writes a handful of files per job, never per cell: on shared
 // cluster file systems creating many small files is the slow part.
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +48,23 @@ const (
 	LogsDir      = "logs"
 	ExitFile     = "exit"
 	ResultFile   = "result.json"
+	// IDFile holds the sweep id alone: the job script checks it before it
+	// touches anything, so a script run from another directory stops.
+	IDFile = "sweep.id"
+	// ResultsFile is the collected run (kvsweep collect).
+	ResultsFile = "results.json"
+	// ObservedFile keeps the terminal states status has seen (see Observed).
+	ObservedFile = "observed.json"
+	// BinaryPath is where a sweep directory keeps the kvsweep its jobs run.
+	BinaryPath = "bin/kvsweep"
+	// RevisionsFile is the image's source-revisions.json, copied into the
+	// cell directory by the job before the harness starts.
+	RevisionsFile = "source-revisions.json"
 )
+
+// DefaultMaxArraySize is Slurm's default MaxArraySize (indexes 0..1000):
+// render splits a topology's cells into jobs of at most this many.
+const DefaultMaxArraySize = 1001
 
 // Manifest describes a rendered sweep. Cells and jobs are listed in the
 // order they were planned; a cell keeps its job and index for the life of
@@ -54,8 +76,11 @@ type Manifest struct {
 	Scheduler     string `json:"scheduler"`
 	Spec          string `json:"spec"`
 	Version       string `json:"kvsweep_version"`
-	Jobs          []Job  `json:"jobs"`
-	Cells         []Cell `json:"cells"`
+	// Image is the spec's container image, as rendered into the jobs, so
+	// collect never re-reads the spec.
+	Image string `json:"image,omitempty"`
+	Jobs  []Job  `json:"jobs"`
+	Cells []Cell `json:"cells"`
 }
 
 // Job is one script with its cell table: an array job, or a single cell.
@@ -120,7 +145,7 @@ func (m *Manifest) GPUHours() float64 {
 
 // ReadManifest loads DIR/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := ReadFile(dir, ManifestFile, MaxManifestSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a sweep directory (no %s; create one with kvsweep render): %w", dir, ManifestFile, os.ErrNotExist)
@@ -137,32 +162,6 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
-// WriteFileAtomic writes data to path through a temporary file and rename,
-// so a reader sees the old or the new content, never a part.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // ExitMarker is what a job writes to cells/ID/exit on every way out.
 type ExitMarker struct {
 	ExitCode    int       `json:"exit_code"`
@@ -177,14 +176,18 @@ type ExitMarker struct {
 
 // ReadExitMarker reads a cell's exit marker; ok is false when there is none.
 func ReadExitMarker(sweepDir, cellID string) (m ExitMarker, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(sweepDir, CellsDir, cellID, ExitFile))
+	b, err := ReadFile(sweepDir, CellsDir+"/"+cellID+"/"+ExitFile, MaxMarkerSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return m, false, nil
 	}
 	if err != nil {
 		return m, false, err
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
+	// Strict: a field the job script writes that this reader does not know
+	// is a format drift between the two, and a test catches it.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
 		return m, false, fmt.Errorf("cell %s: exit marker: %w", cellID, err)
 	}
 	return m, true, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -28,63 +27,25 @@ annotations; --metadata-file writes the record with the pushed digest.
 Builds are reproducible: SOURCE_DATE_EPOCH is the newest pinned commit time.
 See docs/image.md.`,
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			pins := fs.String("pins", "", "pins file (required)")
-			addr := fs.String("buildkit-addr", "", "buildkitd address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+imagebuild.DefaultAddr+")")
-			progress := fs.String("progress", "auto", "BuildKit progress: auto, tty, plain or quiet")
-			push := fs.String("push", "", "push the image to REF (auth from the Docker config)")
-			outputs := fs.StringArray("output", nil, "also write oci:FILE, docker:FILE or squashfs:FILE (repeatable)")
-			insecure := fs.Bool("insecure-registry", false, "the registries speak plain HTTP")
-			cacheFrom := fs.StringArray("cache-from", nil, "import cache: type=registry,ref=R or type=local,src=DIR (repeatable)")
-			cacheTo := fs.StringArray("cache-to", nil, "export cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR")
-			meta := fs.String("metadata-file", "", "write the source revisions and the pushed digest to FILE")
-			dry := fs.Bool("dry-run", false, "print the resolved pins and frontend attributes; build nothing")
-			ro := resolveFlags(fs)
+			o := buildFlags(fs)
 			return func(e *env, args []string) error {
 				if len(args) != 0 {
 					return usagef("image build takes no arguments")
 				}
-				r, err := ro.resolve(e, *pins, *insecure)
+				r, err := o.resolve(e)
 				if err != nil {
 					return err
 				}
-				if *dry {
-					plan := imagebuild.MakePlan(r, version(), "(dry run)")
-					b, _ := json.MarshalIndent(plan.Revisions, "", "  ")
-					fmt.Fprintf(e.stdout, "source-revisions.json:\n%s\n\ndockerfile: %s\ncontext: %s\nfrontend attributes:\n", b, plan.Dockerfile, plan.Context)
-					for _, a := range imagebuild.SortedAttrs(plan.FrontendAttrs) {
-						fmt.Fprintf(e.stdout, "  %s\n", a)
-					}
-					return nil
-				}
-				opts := []imagebuild.Option{imagebuild.WithProgress(*progress, e.stderr), imagebuild.WithVersion(version())}
-				if *addr != "" {
-					opts = append(opts, imagebuild.WithAddr(*addr))
-				}
-				if *push != "" {
-					opts = append(opts, imagebuild.WithPush(*push))
-				}
-				for _, o := range *outputs {
-					opts = append(opts, imagebuild.WithOutput(o))
-				}
-				if *insecure {
-					opts = append(opts, imagebuild.WithInsecureRegistry())
-				}
-				for _, c := range *cacheFrom {
-					opts = append(opts, imagebuild.WithCacheFrom(c))
-				}
-				for _, c := range *cacheTo {
-					opts = append(opts, imagebuild.WithCacheTo(c))
-				}
-				if *meta != "" {
-					opts = append(opts, imagebuild.WithMetadataFile(*meta))
+				if o.dryRun {
+					return imagebuild.MakePlan(r, version(), "(dry run)").WriteText(e.stdout)
 				}
 				ctx, stop := interruptible()
 				defer stop()
-				res, err := imagebuild.Build(ctx, r, opts...)
+				res, err := imagebuild.Build(ctx, r, o.build(e)...)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "built %s\n", describeRevisions(res.Revisions))
+				fmt.Fprintf(e.stdout, "built %s\n", imagebuild.Describe(&res.Revisions))
 				if res.Digest != "" {
 					fmt.Fprintf(e.stdout, "digest %s\n", res.Digest)
 				}
@@ -107,7 +68,7 @@ See docs/image.md.`,
 				if err := oneOf("format", *format, "text", "json"); err != nil {
 					return err
 				}
-				in, err := imagebuild.Inspect(context.Background(), ref, *insecure)
+				in, err := imagebuild.Inspect(context.Background(), ref, insecureOpt(*insecure)...)
 				if err != nil {
 					return err
 				}
@@ -116,7 +77,7 @@ See docs/image.md.`,
 					enc.SetIndent("", "  ")
 					return enc.Encode(in)
 				}
-				writeInspection(e.stdout, in)
+				in.WriteText(e.stdout)
 				return nil
 			}
 		},
@@ -127,57 +88,88 @@ See docs/image.md.`,
 		summary: "Check an image records exactly what the pins resolve to",
 		help:    `Exits 1 naming each component (and the base) whose recorded revision differs.`,
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			pins := fs.String("pins", "", "pins file (required)")
-			insecure := fs.Bool("insecure-registry", false, "the registry speaks plain HTTP")
-			ro := resolveFlags(fs)
+			o := &imageOpts{}
+			o.resolveFlags(fs)
 			return func(e *env, args []string) error {
 				ref, err := oneArg(args, "the image")
 				if err != nil {
 					return err
 				}
-				r, err := ro.resolve(e, *pins, *insecure)
+				r, err := o.resolve(e)
 				if err != nil {
 					return err
 				}
-				in, err := imagebuild.Inspect(context.Background(), ref, *insecure)
+				in, err := imagebuild.Inspect(context.Background(), ref, insecureOpt(o.insecure)...)
 				if err != nil {
 					return err
 				}
 				ms := imagebuild.Verify(in, r)
 				if len(ms) == 0 {
-					fmt.Fprintf(e.stdout, "%s matches %s: %s\n", ref, *pins, describeRevisions(*in.Revisions))
+					fmt.Fprintf(e.stdout, "%s matches %s: %s\n", ref, o.pins, imagebuild.Describe(in.Revisions))
 					return nil
 				}
-				var lines []string
-				for _, m := range ms {
-					lines = append(lines, "  "+m.String())
+				lines := make([]string, len(ms))
+				for i, m := range ms {
+					lines[i] = "  " + m.String()
 				}
-				return fmt.Errorf("%s does not match %s:\n%s", ref, *pins, strings.Join(lines, "\n"))
+				return fmt.Errorf("%s does not match %s:\n%s", ref, o.pins, strings.Join(lines, "\n"))
 			}
 		},
 	},
 }
 
-type resolveOpts struct{ allowMoving, allowDirty, offline *bool }
-
-func resolveFlags(fs *pflag.FlagSet) *resolveOpts {
-	return &resolveOpts{
-		allowMoving: fs.Bool("allow-moving", false, "accept a branch, building and recording the commit it points to now"),
-		allowDirty:  fs.Bool("allow-dirty", false, "accept a KVCR checkout with uncommitted changes (recorded with a hash of the diff)"),
-		offline:     fs.Bool("offline", false, "do not check the base image digest against its registry"),
-	}
+// imageOpts are the flags of image build and verify.
+type imageOpts struct {
+	pins, addr, progress, push, metadata     string
+	outputs, cacheFrom, cacheTo              []string
+	insecure, dryRun, moving, dirty, offline bool
 }
 
-func (o *resolveOpts) resolve(e *env, pinsPath string, insecure bool) (*imagebuild.Resolved, error) {
-	if pinsPath == "" {
+func buildFlags(fs *pflag.FlagSet) *imageOpts {
+	o := &imageOpts{}
+	fs.StringVar(&o.addr, "buildkit-addr", "", "buildkitd address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+imagebuild.DefaultAddr+")")
+	fs.StringVar(&o.progress, "progress", "auto", "BuildKit progress: auto, tty, plain or quiet")
+	fs.StringVar(&o.push, "push", "", "push the image to REF (auth from the Docker config)")
+	fs.StringArrayVar(&o.outputs, "output", nil, "also write oci:FILE, docker:FILE or squashfs:FILE (repeatable)")
+	fs.StringArrayVar(&o.cacheFrom, "cache-from", nil, "import cache: type=registry,ref=R or type=local,src=DIR (repeatable)")
+	fs.StringArrayVar(&o.cacheTo, "cache-to", nil, "export cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR")
+	fs.StringVar(&o.metadata, "metadata-file", "", "write the source revisions and the pushed digest to FILE")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved pins and frontend attributes; build nothing")
+	o.resolveFlags(fs)
+	return o
+}
+
+func (o *imageOpts) resolveFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.pins, "pins", "", "pins file (required)")
+	fs.BoolVar(&o.insecure, "insecure-registry", false, "the registries speak plain HTTP")
+	fs.BoolVar(&o.moving, "allow-moving", false, "accept a branch, building and recording the commit it points to now")
+	fs.BoolVar(&o.dirty, "allow-dirty", false, "accept a KVCR checkout with uncommitted changes (recorded with a hash of the diff)")
+	fs.BoolVar(&o.offline, "offline", false, "do not check the base image digest against its registry")
+}
+
+func insecureOpt(insecure bool) []imagebuild.Option {
+	if insecure {
+		return []imagebuild.Option{imagebuild.WithInsecureRegistry()}
+	}
+	return nil
+}
+
+// resolve loads and resolves the pins, printing what was allowed.
+func (o *imageOpts) resolve(e *env) (*imagebuild.Resolved, error) {
+	if o.pins == "" {
 		return nil, usagef("--pins FILE is required")
 	}
-	p, err := imagebuild.LoadPins(pinsPath)
+	p, err := imagebuild.LoadPins(o.pins)
 	if err != nil {
 		return nil, err
 	}
-	r, err := imagebuild.Resolve(context.Background(), p, imagebuild.ResolveOptions{
-		AllowMoving: *o.allowMoving, AllowDirty: *o.allowDirty, Offline: *o.offline, Insecure: insecure})
+	opts := insecureOpt(o.insecure)
+	for flag, opt := range map[*bool]imagebuild.Option{&o.moving: imagebuild.WithAllowMoving(), &o.dirty: imagebuild.WithAllowDirty(), &o.offline: imagebuild.WithOffline()} {
+		if *flag {
+			opts = append(opts, opt)
+		}
+	}
+	r, err := imagebuild.Resolve(context.Background(), p, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -187,48 +179,40 @@ func (o *resolveOpts) resolve(e *env, pinsPath string, insecure bool) (*imagebui
 	return r, nil
 }
 
-func describeRevisions(rv imagebuild.SourceRevisions) string {
-	var parts []string
-	for _, n := range []string{imagebuild.Dynamo, imagebuild.VLLMAdapter, imagebuild.KVCR} {
-		c := rv.Components[n]
-		s := n + "@" + c.Commit
-		if c.Dirty {
-			s += "+dirty"
-		}
-		parts = append(parts, s)
+// build is the options of imagebuild.Build the flags ask for.
+func (o *imageOpts) build(e *env) []imagebuild.Option {
+	opts := append(insecureOpt(o.insecure), imagebuild.WithProgress(o.progress, e.stderr), imagebuild.WithVersion(version()))
+	if o.addr != "" {
+		opts = append(opts, imagebuild.WithAddr(o.addr))
 	}
-	return strings.Join(parts, " ") + " on " + rv.Base.Name + "@" + rv.Base.Digest
+	if o.push != "" {
+		opts = append(opts, imagebuild.WithPush(o.push))
+	}
+	if o.metadata != "" {
+		opts = append(opts, imagebuild.WithMetadataFile(o.metadata))
+	}
+	for _, s := range o.outputs {
+		opts = append(opts, imagebuild.WithOutput(s))
+	}
+	for _, s := range o.cacheFrom {
+		opts = append(opts, imagebuild.WithCacheFrom(s))
+	}
+	for _, s := range o.cacheTo {
+		opts = append(opts, imagebuild.WithCacheTo(s))
+	}
+	return opts
 }
 
-func writeInspection(w io.Writer, in *imagebuild.Inspection) {
-	fmt.Fprintf(w, "image:   %s\ndigest:  %s\n", in.Ref, in.Digest)
-	if rv := in.Revisions; rv != nil {
-		fmt.Fprintf(w, "base:    %s@%s\ncreated: %s\nbuilder: kvsweep %s, BuildKit %s\n", rv.Base.Name, rv.Base.Digest, rv.Created, rv.Builder.Kvsweep, rv.Builder.BuildKit)
-		for _, n := range []string{imagebuild.Dynamo, imagebuild.VLLMAdapter, imagebuild.KVCR} {
-			c := rv.Components[n]
-			dirty := ""
-			if c.Dirty {
-				dirty = " dirty, diff sha256 " + c.DiffSHA256
-			}
-			fmt.Fprintf(w, "%-13s %s  %s %s%s\n", n+":", c.Commit, c.Repo, c.Ref, dirty)
-		}
-	}
-	fmt.Fprintln(w, "labels:")
-	for _, kv := range imagebuild.SortedAttrs(in.Labels) {
-		fmt.Fprintf(w, "  %s\n", kv)
-	}
-}
+func init() { register(imageCmd) }
 
-func init() {
-	register(&command{
-		name:    "image",
-		args:    "build|inspect|verify [flags]",
-		summary: "Build, inspect and verify the quick-start image",
-		help: `  kvsweep image build --pins pins.yaml --push REG/kvcr:TAG
+var imageCmd = &command{
+	name:    "image",
+	args:    "build|inspect|verify [flags]",
+	summary: "Build, inspect and verify the quick-start image",
+	help: `  kvsweep image build --pins pins.yaml --push REG/kvcr:TAG
   kvsweep image inspect REG/kvcr:TAG
   kvsweep image verify REG/kvcr:TAG --pins pins.yaml
 
 Run 'kvsweep image SUBCOMMAND --help' for each one's flags.`,
-		setup: group("image", imageCommands),
-	})
+	setup: group("image", imageCommands),
 }

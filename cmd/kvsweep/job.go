@@ -142,11 +142,11 @@ func endpointsFlag(fs *pflag.FlagSet) *string {
 	return fs.String("endpoints", os.Getenv("ETCD_ENDPOINTS"), "etcd endpoints, comma-separated (default $ETCD_ENDPOINTS)")
 }
 
-func init() {
-	register(&command{
-		name:    "job",
-		args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head [flags]",
-		summary: "Helpers a running job uses to coordinate its nodes through etcd",
-		setup:   group("job", jobCommands),
-	})
+func init() { register(jobCmd) }
+
+var jobCmd = &command{
+	name:    "job",
+	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head [flags]",
+	summary: "Helpers a running job uses to coordinate its nodes through etcd",
+	setup:   group("job", jobCommands),
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/matrix"
 )
 
@@ -47,7 +48,7 @@ type env struct {
 
 var commands []*command
 
-func register(c *command) { commands = append(commands, c) }
+func register(cs ...*command) { commands = append(commands, cs...) }
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -58,17 +59,8 @@ func lookup(name string) *command {
 	return nil
 }
 
-// usageError is a mistake in how kvsweep was called.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// checkError is a report check that found failures; the report was printed.
-type checkError struct{ msg string }
-
-func (e *checkError) Error() string { return e.msg }
+// usagef is a mistake in how kvsweep was called (exit 2).
+func usagef(format string, args ...any) error { return fail.Usagef(format, args...) }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -78,26 +70,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		topUsage(stderr)
 		return exitUsage
 	}
-	name := args[0]
-	switch name {
+	switch args[0] {
 	case "help", "-h", "--help":
-		if len(args) > 1 && name == "help" {
-			c := lookup(args[1])
-			if c == nil {
-				fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1])
-				return exitUsage
-			}
-			fs := newFlagSet(c)
-			c.setup(fs)
-			commandUsage(stdout, c, fs)
-			return exitOK
-		}
-		topUsage(stdout)
-		return exitOK
+		return help(args, stdout, stderr)
 	}
-	c := lookup(name)
+	c := lookup(args[0])
 	if c == nil {
-		fmt.Fprintf(stderr, "kvsweep: unknown command %q; run 'kvsweep help' for the list\n", name)
+		fmt.Fprintf(stderr, "kvsweep: unknown command %q; run 'kvsweep help' for the list\n", args[0])
 		return exitUsage
 	}
 	fs := newFlagSet(c)
@@ -110,25 +89,47 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvsweep %s: %v\nrun 'kvsweep help %s' for usage\n", c.name, err, c.name)
 		return exitUsage
 	}
-	err := runFn(e, fs.Args())
+	return exitCode(c.name, runFn(e, fs.Args()), stderr)
+}
+
+// help is "kvsweep help [COMMAND]".
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 || args[0] != "help" {
+		topUsage(stdout)
+		return exitOK
+	}
+	c := lookup(args[1])
+	if c == nil {
+		fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1])
+		return exitUsage
+	}
+	fs := newFlagSet(c)
+	c.setup(fs)
+	commandUsage(stdout, c, fs)
+	return exitOK
+}
+
+// exitCode prints err for command name and maps its kind to the exit
+// status: usage and spec errors 2, a failed check 3, anything else 1.
+func exitCode(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue *usageError
+	var ue *fail.UsageError
 	var el matrix.ErrorList
-	var ce *checkError
+	var ce *fail.CheckError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "kvsweep %s: %v\nrun 'kvsweep help %s' for usage\n", c.name, err, c.name)
+		fmt.Fprintf(stderr, "kvsweep %s: %v\nrun 'kvsweep help %s' for usage\n", name, err, name)
 		return exitUsage
 	case errors.As(err, &el):
 		fmt.Fprintln(stderr, el.Error())
 		return exitUsage
 	case errors.As(err, &ce):
-		fmt.Fprintf(stderr, "kvsweep %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 		return exitCheck
 	}
-	fmt.Fprintf(stderr, "kvsweep %s: %v\n", c.name, err)
+	fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 	return exitFailed
 }
 

@@ -1,61 +1,43 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
-func init() {
-	register(&command{
-		name:    "plan",
-		args:    "SPEC",
-		summary: "Show the cells a sweep spec expands to, with totals",
-		help: `Expands SPEC (see docs/spec.md) and prints one row per cell: its stable id,
+func init() { register(planCmd) }
+
+var planCmd = &command{
+	name:    "plan",
+	args:    "SPEC",
+	summary: "Show the cells a sweep spec expands to, with totals",
+	help: `Expands SPEC (see docs/spec.md) and prints one row per cell: its stable id,
 name, engine, topology, geometry, cases, nodes x GPUs and time limit, then
 the number of cells, job arrays and GPU-hours requested. Nothing is written.`,
-		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			format := fs.String("format", "table", "output format: table, markdown or json")
-			maxArray := fs.Int("max-array-size", sbatch.DefaultMaxArraySize, "split job arrays at this many tasks")
-			noArray := fs.Bool("no-array", false, "one job per cell instead of job arrays")
-			return func(e *env, args []string) error {
-				path, err := oneArg(args, "the spec file")
-				if err != nil {
-					return err
-				}
-				if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
-					return err
-				}
-				spec, cells, _, err := loadSpec(path)
-				if err != nil {
-					return err
-				}
-				m, err := sbatch.Plan(spec, cells, sbatch.Options{MaxArraySize: *maxArray, NoArray: *noArray, SweepID: "plan"})
-				if err != nil {
-					return err
-				}
-				return sbatch.WritePlan(e.stdout, m, *format)
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		format := fs.String("format", "table", "output format: table, markdown or json")
+		maxArray := fs.Int("max-array-size", sweep.DefaultMaxArraySize, "split job arrays at this many tasks")
+		noArray := fs.Bool("no-array", false, "one job per cell instead of job arrays")
+		return func(e *env, args []string) error {
+			path, err := oneArg(args, "the spec file")
+			if err != nil {
+				return err
 			}
-		},
-	})
-}
-
-// loadSpec reads, validates and expands a spec file.
-func loadSpec(path string) (*matrix.Spec, []matrix.Cell, []byte, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	spec, err := matrix.Parse(path, src)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cells, err := matrix.Expand(spec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return spec, cells, src, nil
+			if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
+				return err
+			}
+			spec, cells, _, err := matrix.LoadCells(path)
+			if err != nil {
+				return err
+			}
+			m, err := sbatch.Plan(spec, cells, sbatch.Options{MaxArraySize: *maxArray, NoArray: *noArray, SweepID: "plan"})
+			if err != nil {
+				return err
+			}
+			return sbatch.WritePlan(e.stdout, m, *format)
+		}
+	},
 }

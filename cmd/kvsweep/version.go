@@ -38,16 +38,16 @@ func version() string {
 	return "devel-" + rev
 }
 
-func init() {
-	register(&command{
-		name:    "version",
-		args:    "",
-		summary: "Print the kvsweep version",
-		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			return func(e *env, args []string) error {
-				_, err := fmt.Fprintf(e.stdout, "kvsweep %s %s %s/%s\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-				return err
-			}
-		},
-	})
+func init() { register(versionCmd) }
+
+var versionCmd = &command{
+	name:    "version",
+	args:    "",
+	summary: "Print the kvsweep version",
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		return func(e *env, args []string) error {
+			_, err := fmt.Fprintf(e.stdout, "kvsweep %s %s %s/%s\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return err
+		}
+	},
 }

@@ -1,13 +1,16 @@
-package sbatch
+package scheduler
 
 import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Scheduler is what submit, status and cancel need from a cluster: Slurm
-// through its CLI, or the built-in local executor.
+// through its CLI, or the built-in local executor. A new scheduler (a
+// Kubernetes client, slurmrestd) implements it and is added to Open.
 type Scheduler interface {
 	Name() string
 	MaxArraySize(ctx context.Context) (int, error)
@@ -35,21 +38,10 @@ type SubmitRequest struct {
 	TimeLimit time.Duration     // for the local executor (Slurm reads the script)
 }
 
-// TaskState is what the scheduler says of one task.
-type TaskState struct {
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`
-	ExitCode int    `json:"exit_code"`
-	Signal   int    `json:"signal,omitempty"`
-	Elapsed  string `json:"elapsed,omitempty"`
-	Nodes    string `json:"nodes,omitempty"`
-	Source   string `json:"source"` // sacct, squeue, marker, journal
-}
-
 // Poll is one round of scheduler answers, keyed by task: "JOBID_TASK" for
 // array tasks, "JOBID" for plain jobs.
 type Poll struct {
-	Tasks map[string]TaskState
+	Tasks map[string]sweep.TaskState
 	// Accounting is false where sacct answered that accounting is disabled.
 	Accounting bool
 }
@@ -63,7 +55,7 @@ func TaskKey(jobID string, task int) string {
 }
 
 // set records ts for a job id as sacct prints it ("123_[4-6%2]" covers three tasks).
-func (p *Poll) set(id string, ts TaskState) {
+func (p *Poll) set(id string, ts sweep.TaskState) {
 	ref, err := ParseJobID(id)
 	if err != nil || ref.Het != "" && ref.Het != "0" {
 		return // hetjob components after the first are steps of one allocation
@@ -79,7 +71,7 @@ func (p *Poll) set(id string, ts TaskState) {
 
 // merge adds squeue's view: it fills tasks sacct does not show (yet, or at
 // all without accounting) and adds pending reasons to those it does.
-func (p *Poll) merge(id string, ts TaskState) {
+func (p *Poll) merge(id string, ts sweep.TaskState) {
 	ref, err := ParseJobID(id)
 	if err != nil {
 		return

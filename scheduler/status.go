@@ -1,14 +1,15 @@
-package sbatch
+package scheduler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvsweep/kvsweep/internal/table"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -22,7 +23,7 @@ type CellStatus struct {
 	Index   int    `json:"index"`
 	Task    string `json:"task,omitempty"` // "123_4", or "123" for a plain job
 	Attempt int    `json:"attempt"`        // number of submissions of this cell
-	TaskState
+	sweep.TaskState
 }
 
 // Status reports every cell of the sweep in dir: the latest submission of
@@ -42,7 +43,7 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 	pos := make(map[string]int, len(m.Cells))
 	for i, c := range m.Cells {
 		out[i] = CellStatus{ID: c.ID, Name: c.Name, Job: c.Job, Index: c.Index,
-			TaskState: TaskState{State: StateNotSubmitted, Source: "journal"}}
+			TaskState: sweep.TaskState{State: StateNotSubmitted, Source: "journal"}}
 		pos[c.ID] = i
 	}
 	var jobIDs []string
@@ -55,7 +56,7 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 		for _, c := range cellsOf(m, s.Intent) {
 			cs := &out[pos[c.ID]]
 			cs.Attempt++
-			cs.Task, cs.TaskState = "", TaskState{State: StateSubmitted, Source: "journal"}
+			cs.Task, cs.TaskState = "", sweep.TaskState{State: StateSubmitted, Source: "journal"}
 			if s.JobID == "" {
 				cs.Reason = "unconfirmed: the next kvsweep submit settles it"
 				continue
@@ -75,7 +76,10 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 	if err != nil {
 		return nil, nil, err
 	}
-	seenBefore := readObserved(dir)
+	seenBefore, err := sweep.ReadObserved(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	observed := 0
 	for i := range out {
 		cs := &out[i]
@@ -104,7 +108,7 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 			continue
 		}
 		if err == nil && ok && markerIsFor(mk, cs.Task) {
-			cs.TaskState = TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
+			cs.TaskState = sweep.TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
 				Nodes: mk.Host, Elapsed: mk.Finished.Sub(mk.Started).String()}
 			if mk.ExitCode != 0 {
 				cs.State = StateFailed
@@ -112,34 +116,15 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 			continue
 		}
 		if !poll.Accounting {
-			cs.TaskState = TaskState{State: StateLost, Source: "marker",
+			cs.TaskState = sweep.TaskState{State: StateLost, Source: "marker",
 				Reason: "Slurm no longer knows the job and it left no exit marker"}
 		}
 	}
 	if observed > 0 {
-		writeObserved(dir, seenBefore)
+		// Best effort: losing it only costs detail later.
+		_ = sweep.WriteObserved(dir, seenBefore)
 	}
 	return out, poll, nil
-}
-
-// observedFile keeps the terminal states status has seen, so they outlive
-// Slurm's memory where accounting is off (squeue forgets a job MinJobAge
-// after it ends, and an exit marker cannot tell a time limit from scancel).
-const observedFile = "observed.json"
-
-func readObserved(dir string) map[string]TaskState {
-	m := map[string]TaskState{}
-	if b, err := os.ReadFile(filepath.Join(dir, observedFile)); err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
-	return m
-}
-
-// writeObserved is best effort: losing it only costs detail later.
-func writeObserved(dir string, m map[string]TaskState) {
-	if b, err := json.Marshal(m); err == nil {
-		_ = sweep.WriteFileAtomic(filepath.Join(dir, observedFile), b, 0o644)
-	}
 }
 
 // markerIsFor reports whether an exit marker was written by the task key
@@ -178,37 +163,27 @@ func Done(cells []CellStatus) bool {
 	return true
 }
 
+// stateOrder is the order of CountsLine: outcomes first, then live states.
+var stateOrder = map[string]int{StateCompleted: 0, StateFailed: 1, StateTimeout: 2, StateOOM: 3, StateCancelled: 4,
+	StateNodeFail: 5, StateLost: 6, StateRunning: 7, StatePending: 8, StateSubmitted: 9, StateNotSubmitted: 10}
+
 // CountsLine is "3 COMPLETED, 1 FAILED, 2 RUNNING" in a fixed state order.
 func CountsLine(cells []CellStatus) string {
 	counts := Counts(cells)
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	rank := func(s string) int {
+		if o, ok := stateOrder[s]; ok {
+			return o
+		}
+		return 5
 	}
-	order := map[string]int{StateCompleted: 0, StateFailed: 1, StateTimeout: 2, StateOOM: 3, StateCancelled: 4,
-		StateNodeFail: 5, StateLost: 6, StateRunning: 7, StatePending: 8, StateSubmitted: 9, StateNotSubmitted: 10}
-	sort.Slice(keys, func(i, j int) bool {
-		oi, ok1 := order[keys[i]]
-		oj, ok2 := order[keys[j]]
-		if !ok1 {
-			oi = 5
-		}
-		if !ok2 {
-			oj = 5
-		}
-		if oi != oj {
-			return oi < oj
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
 	})
-	s := ""
+	parts := make([]string, len(keys))
 	for i, k := range keys {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%d %s", counts[k], k)
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // WriteStatus prints cells as a table (with a counts line) or JSON.

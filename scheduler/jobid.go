@@ -1,69 +1,18 @@
-package sbatch
+// Package scheduler runs a rendered sweep: the Slurm client (sbatch,
+// squeue, sacct, scontrol and scancel behind the Scheduler interface), the
+// built-in local executor, exactly-once submission with crash recovery,
+// status, cancel and the choice of cells to resubmit. It needs only the
+// sweep directory (package sweep), never the spec: whatever rendered the
+// directory, this package runs it.
+package scheduler
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/sweep"
 )
-
-// FormatIndices writes sorted, distinct indices in Slurm's --array syntax,
-// collapsing runs: [0 1 2 3 7 9 10] -> "0-3,7,9-10".
-func FormatIndices(idx []int) string {
-	var b strings.Builder
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(idx[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(idx[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
-// ParseIndices reads Slurm's array syntax: "0-3,7,9-10", "1-9:2" (step),
-// with an optional "%N" throttle, which is ignored. The result is sorted.
-func ParseIndices(s string) ([]int, error) {
-	if i := strings.IndexByte(s, '%'); i >= 0 {
-		s = s[:i]
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		if part == "" {
-			continue
-		}
-		step := 1
-		if i := strings.IndexByte(part, ':'); i >= 0 {
-			n, err := strconv.Atoi(part[i+1:])
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("bad array step in %q", s)
-			}
-			step, part = n, part[:i]
-		}
-		lo, hi := part, part
-		if i := strings.IndexByte(part, '-'); i >= 0 {
-			lo, hi = part[:i], part[i+1:]
-		}
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("bad array range %q in %q", part, s)
-		}
-		for k := a; k <= b; k += step {
-			out = append(out, k)
-		}
-	}
-	sort.Ints(out)
-	return out, nil
-}
 
 // JobRef is a parsed Slurm job id as sacct and squeue print it.
 type JobRef struct {
@@ -91,7 +40,7 @@ func ParseJobID(s string) (JobRef, error) {
 	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
 		rest = rest[1 : len(rest)-1]
 	}
-	tasks, err := ParseIndices(rest)
+	tasks, err := sweep.ParseIndices(rest)
 	if err != nil {
 		return ref, fmt.Errorf("job id %q: %w", s, err)
 	}

@@ -1,4 +1,4 @@
-package sbatch
+package scheduler
 
 import (
 	"context"
@@ -24,16 +24,19 @@ import (
 // the SLURM_* variables a Slurm job sees, at most Parallel at a time, and
 // the time limit enforced (TERM, then KILL after Grace). It writes the same
 // journal and the jobs write the same exit markers, so status, collect and
-// report work unchanged. Submit queues tasks; Wait runs them.
+// report work unchanged. Submit queues tasks; Wait runs them (Local is a
+// Queue).
 type Local struct {
-	Dir      string
-	Parallel int           // default: the number of CPUs
+	Dir string
+	// Parallel bounds the tasks at once (default: the number of CPUs); a
+	// submission's array throttle lowers it.
+	Parallel int
 	Grace    time.Duration // default 10 s, like Slurm's KillWait
-	Journal  *sweep.Journal
 	Log      io.Writer
 
-	mu    sync.Mutex
-	tasks []*localTask
+	mu      sync.Mutex
+	tasks   []*localTask
+	journal *sweep.Journal
 }
 
 type localTask struct {
@@ -63,35 +66,43 @@ func (l *Local) Submit(_ context.Context, r SubmitRequest) (string, error) {
 	tasks := []int{-1}
 	if r.Array != "" {
 		var err error
-		if tasks, err = ParseIndices(r.Array); err != nil {
+		if tasks, err = sweep.ParseIndices(r.Array); err != nil {
 			return "", err
 		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if r.Throttle > 0 && (l.Parallel <= 0 || r.Throttle < l.Parallel) {
+		l.Parallel = r.Throttle
+	}
 	for _, t := range tasks {
 		l.tasks = append(l.tasks, &localTask{seq: r.Seq, jobID: id, task: t, count: len(tasks), req: r, state: StatePending})
-	}
-	if l.Journal != nil {
-		// The executor's own pid: status in another process tells queued
-		// tasks of a live executor from those of one that stopped.
-		_ = l.Journal.Append(sweep.Record{Type: sweep.RecStarted, Seq: r.Seq, PID: os.Getpid(), Note: "executor"})
 	}
 	return id, nil
 }
 
-// Wait runs every queued task and returns when all have ended. Cancelling
-// ctx (Ctrl-C) terminates the running tasks and records the queued ones
-// as CANCELLED.
-func (l *Local) Wait(ctx context.Context) error {
-	par := l.Parallel
-	if par <= 0 {
-		par = runtime.NumCPU()
-	}
+// Wait runs every queued task, recording each in the journal j, and
+// returns when all have ended. Cancelling ctx (Ctrl-C) terminates the
+// running tasks and records the queued ones as CANCELLED.
+func (l *Local) Wait(ctx context.Context, j *sweep.Journal) error {
 	l.mu.Lock()
 	tasks := l.tasks
 	l.tasks = nil
+	l.journal = j
+	par := l.Parallel
 	l.mu.Unlock()
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	seen := map[int]bool{}
+	for _, t := range tasks {
+		if !seen[t.seq] {
+			seen[t.seq] = true
+			// The executor's own pid: status in another process tells queued
+			// tasks of a live executor from those of one that stopped.
+			l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, PID: os.Getpid(), Note: "executor"})
+		}
+	}
 	next := make(chan *localTask)
 	var wg sync.WaitGroup
 	for w := 0; w < par; w++ {
@@ -213,12 +224,12 @@ func (l *Local) finish(t *localTask, state string, code int) {
 }
 
 func (l *Local) record(r sweep.Record) {
-	if l.Journal == nil {
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.Journal.Append(r); err != nil {
+	if l.journal == nil {
+		return
+	}
+	if err := l.journal.Append(r); err != nil {
 		l.logf("kvsweep: journal: %v\n", err)
 	}
 }
@@ -232,12 +243,8 @@ func (l *Local) logf(format string, args ...any) {
 // FindByName implements Scheduler for crash recovery: a submission whose
 // tasks started under the executor is adopted.
 func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]string, error) {
-	i := strings.LastIndex(name, ".s")
-	if i < 0 {
-		return nil, nil
-	}
-	seq, err := strconv.Atoi(name[i+2:])
-	if err != nil {
+	seq, ok := sweep.SubmissionSeq(name)
+	if !ok {
 		return nil, nil
 	}
 	recs, err := sweep.ReadJournal(l.Dir)
@@ -257,7 +264,7 @@ func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]strin
 // are PENDING while the executor lives. Anything else is left to the exit
 // markers (Accounting is false).
 func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
-	p := &Poll{Tasks: map[string]TaskState{}}
+	p := &Poll{Tasks: map[string]sweep.TaskState{}}
 	recs, err := sweep.ReadJournal(l.Dir)
 	if err != nil {
 		return nil, err
@@ -276,10 +283,10 @@ func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
 			executor[r.Seq] = r.PID
 		case r.Type == sweep.RecStarted:
 			if alive(r.PID) {
-				p.Tasks[r.TaskID] = TaskState{State: StateRunning, Source: "journal", Nodes: "localhost"}
+				p.Tasks[r.TaskID] = sweep.TaskState{State: StateRunning, Source: "journal", Nodes: "localhost"}
 			}
 		case r.Type == sweep.RecFinished:
-			p.Tasks[r.TaskID] = TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
+			p.Tasks[r.TaskID] = sweep.TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
 		}
 	}
 	// Tasks of a live executor that have not started are pending.
@@ -287,11 +294,11 @@ func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
 		if s.JobID == "" || !want[s.JobID] || !alive(executor[s.Intent.Seq]) {
 			continue
 		}
-		idx, _ := ParseIndices(s.Intent.Indices)
+		idx, _ := sweep.ParseIndices(s.Intent.Indices)
 		for _, i := range idx {
 			k := TaskKey(s.JobID, i-s.Intent.Offset)
 			if _, ok := p.Tasks[k]; !ok {
-				p.Tasks[k] = TaskState{State: StatePending, Source: "journal", Reason: "queued in the local executor"}
+				p.Tasks[k] = sweep.TaskState{State: StatePending, Source: "journal", Reason: "queued in the local executor"}
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package sbatch
+package scheduler_test
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -32,23 +35,21 @@ topologies: {aggregated: {resources: {time: %s}}}
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: [%s]}
 `, harness, limit, strings.Join(q, ", "))
-	dir, m := renderSpec(t, "local.yaml", []byte(src), Options{SweepID: "local-test"})
+	dir, m := renderSpec(t, "local.yaml", []byte(src), sbatch.Options{SweepID: "local-test"})
 	return dir, m
 }
 
-func runLocal(t *testing.T, ctx context.Context, dir string, parallel int) []CellStatus {
+func runLocal(t *testing.T, ctx context.Context, dir string, parallel int) []scheduler.CellStatus {
 	t.Helper()
-	j, err := sweep.OpenJournal(dir)
-	if err != nil {
+	l := &scheduler.Local{Dir: dir, Parallel: parallel, Grace: time.Second}
+	rep, err := scheduler.Submit(ctx, dir, l, scheduler.SubmitOptions{})
+	if err != nil && ctx.Err() == nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
-	l := &Local{Dir: dir, Parallel: parallel, Grace: time.Second, Journal: j}
-	if _, err := Submit(ctx, j, dir, l, SubmitOptions{}); err != nil {
-		t.Fatal(err)
+	if rep.Final != nil {
+		return rep.Final
 	}
-	_ = l.Wait(ctx)
-	cells, _, err := Status(context.Background(), dir, l)
+	cells, _, err := scheduler.Status(context.Background(), dir, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestLocalOutcomes(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the time limit was not enforced: the run took %s", d)
 	}
-	want := map[string]string{"vllm-aggregated-g-sim-pass": StateCompleted, "vllm-aggregated-g-sim-exit-3": StateFailed, "vllm-aggregated-g-sim-sleep-30": StateTimeout}
+	want := map[string]string{"vllm-aggregated-g-sim-pass": scheduler.StateCompleted, "vllm-aggregated-g-sim-exit-3": scheduler.StateFailed, "vllm-aggregated-g-sim-sleep-30": scheduler.StateTimeout}
 	for _, c := range cells {
 		if c.State != want[c.Name] {
 			t.Errorf("%s: %s (exit %d), want %s", c.Name, c.State, c.ExitCode, want[c.Name])
@@ -88,7 +89,7 @@ func TestLocalOutcomes(t *testing.T) {
 	}
 	// The timed-out job wrote its exit marker from the TERM trap.
 	for _, c := range cells {
-		if c.State == StateTimeout {
+		if c.State == scheduler.StateTimeout {
 			mk, ok, _ := sweep.ReadExitMarker(dir, c.ID)
 			if !ok || mk.Signal != "TERM" || mk.ExitCode != 143 {
 				t.Errorf("timeout exit marker: %+v %v", mk, ok)
@@ -128,7 +129,7 @@ func TestLocalCancel(t *testing.T) {
 		t.Errorf("cancel took %s", d)
 	}
 	for _, c := range cells {
-		if c.State != StateCancelled {
+		if c.State != scheduler.StateCancelled {
 			t.Errorf("%s: %s, want CANCELLED", c.Name, c.State)
 		}
 	}
@@ -155,10 +156,10 @@ topologies:
 geometries: {g: {flags: {}}}
 matrix: {engine: [vllm], topology: [sidecar], geometry: [g], case: [TC-01]}
 `
-	dir, m := renderSpec(t, "sidecar.yaml", []byte(src), Options{SweepID: "sidecar-test"})
+	dir, m := renderSpec(t, "sidecar.yaml", []byte(src), sbatch.Options{SweepID: "sidecar-test"})
 	start := time.Now()
 	cells := runLocal(t, context.Background(), dir, 1)
-	if cells[0].State != StateCompleted {
+	if cells[0].State != scheduler.StateCompleted {
 		log, _ := os.ReadFile(filepath.Join(dir, "cells", cells[0].ID, "slurm-1_0.out"))
 		t.Fatalf("sidecar cell: %s exit %d\n%s", cells[0].State, cells[0].ExitCode, log)
 	}
@@ -185,4 +186,23 @@ matrix: {engine: [vllm], topology: [sidecar], geometry: [g], case: [TC-01]}
 			t.Errorf("service %s log: %v", i, err)
 		}
 	}
+}
+
+// renderSpec renders a spec into a new sweep directory, as kvsweep render does.
+func renderSpec(t testing.TB, path string, src []byte, opts sbatch.Options) (string, *sweep.Manifest) {
+	t.Helper()
+	s, err := matrix.Parse(path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := matrix.Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sweep")
+	m, err := sbatch.Render(s, src, cells, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m
 }

@@ -1,4 +1,4 @@
-package sbatch
+package shq
 
 import (
 	"bytes"

@@ -1,9 +1,11 @@
-package sbatch
+package scheduler
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func TestParseJobID(t *testing.T) {
@@ -30,19 +32,6 @@ func TestParseJobID(t *testing.T) {
 		if _, err := ParseJobID(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
-	}
-}
-
-func TestIndicesRoundTrip(t *testing.T) {
-	for _, idx := range [][]int{{0}, {0, 1, 2, 3, 7, 9, 10}, {5}, {1, 3, 5}} {
-		s := FormatIndices(idx)
-		back, err := ParseIndices(s)
-		if err != nil || !reflect.DeepEqual(back, idx) {
-			t.Errorf("%v -> %q -> %v %v", idx, s, back, err)
-		}
-	}
-	if got := FormatIndices([]int{0, 1, 2, 3, 7, 9, 10}); got != "0-3,7,9-10" {
-		t.Errorf("got %q", got)
 	}
 }
 
@@ -80,12 +69,12 @@ func TestParseSbatchOutput(t *testing.T) {
 // Poll folds sacct and squeue lines: sacct's ranges cover each task, and
 // squeue adds pending reasons without overriding a terminal sacct state.
 func TestPollMerge(t *testing.T) {
-	p := &Poll{Tasks: map[string]TaskState{}, Accounting: true}
-	p.set("7_0", TaskState{State: StateCompleted, Source: "sacct"})
-	p.set("7_[1-3%2]", TaskState{State: StatePending, Source: "sacct"})
-	p.merge("7_0", TaskState{State: StateRunning, Source: "squeue"})
-	p.merge("7_2", TaskState{State: StatePending, Reason: "JobArrayTaskLimit", Source: "squeue"})
-	p.merge("8", TaskState{State: StateRunning, Source: "squeue"})
+	p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
+	p.set("7_0", sweep.TaskState{State: StateCompleted, Source: "sacct"})
+	p.set("7_[1-3%2]", sweep.TaskState{State: StatePending, Source: "sacct"})
+	p.merge("7_0", sweep.TaskState{State: StateRunning, Source: "squeue"})
+	p.merge("7_2", sweep.TaskState{State: StatePending, Reason: "JobArrayTaskLimit", Source: "squeue"})
+	p.merge("8", sweep.TaskState{State: StateRunning, Source: "squeue"})
 	if p.Tasks["7_0"].State != StateCompleted {
 		t.Errorf("squeue overrode a terminal state: %+v", p.Tasks["7_0"])
 	}
@@ -101,14 +90,14 @@ func TestChunks(t *testing.T) {
 	cs := chunks([]int{0, 1, 2, 3, 4, 5, 6}, 3, true)
 	var got []string
 	for _, c := range cs {
-		got = append(got, FormatIndices(c.indices)+"@"+FormatIndices(c.tasks)+"+"+string(rune('0'+c.offset)))
+		got = append(got, sweep.FormatIndices(c.indices)+"@"+sweep.FormatIndices(c.tasks)+"+"+string(rune('0'+c.offset)))
 	}
 	want := []string{"0-2@0-2+0", "3-5@0-2+3", "6@0+6"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %v want %v", got, want)
 	}
 	// Indices below the limit keep task id = index, whatever gaps there are.
-	if cs := chunks([]int{1, 5}, 10, true); len(cs) != 1 || cs[0].offset != 0 || FormatIndices(cs[0].tasks) != "1,5" {
+	if cs := chunks([]int{1, 5}, 10, true); len(cs) != 1 || cs[0].offset != 0 || sweep.FormatIndices(cs[0].tasks) != "1,5" {
 		t.Errorf("got %+v", cs)
 	}
 }

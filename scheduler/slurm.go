@@ -1,4 +1,4 @@
-package sbatch
+package scheduler
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Slurm drives a cluster through its command-line tools (sbatch, squeue,
@@ -150,7 +152,7 @@ func (s *Slurm) MaxArraySize(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
-	return DefaultMaxArraySize, nil
+	return sweep.DefaultMaxArraySize, nil
 }
 
 // SubmitArgs is the sbatch command line of a request, without "sbatch".
@@ -260,7 +262,7 @@ func accountingDisabled(err error) bool {
 // for all of them, and one squeue call for pending reasons and for the
 // states Slurm still holds where accounting is off.
 func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
-	p := &Poll{Tasks: map[string]TaskState{}, Accounting: true}
+	p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
 	if len(jobIDs) == 0 {
 		return p, nil
 	}
@@ -278,7 +280,7 @@ func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
 			if len(f) < 5 {
 				continue
 			}
-			ts := TaskState{State: NormalizeState(f[1]), Elapsed: f[3], Nodes: f[4], Source: "sacct"}
+			ts := sweep.TaskState{State: NormalizeState(f[1]), Elapsed: f[3], Nodes: f[4], Source: "sacct"}
 			ts.ExitCode, ts.Signal, _ = ParseExitCode(f[2])
 			p.set(f[0], ts)
 		}
@@ -293,7 +295,7 @@ func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
 		if len(f) < 5 {
 			continue
 		}
-		ts := TaskState{State: NormalizeState(f[1]), Reason: f[2], Elapsed: f[3], Nodes: f[4], Source: "squeue"}
+		ts := sweep.TaskState{State: NormalizeState(f[1]), Reason: f[2], Elapsed: f[3], Nodes: f[4], Source: "squeue"}
 		if ts.Reason == "None" {
 			ts.Reason = ""
 		}

@@ -1,4 +1,4 @@
-package sbatch
+package scheduler
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/shq"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -29,6 +30,16 @@ type SubmitOptions struct {
 	// DryRun prints the sbatch command lines to Out and changes nothing.
 	DryRun bool
 	Out    io.Writer
+	// Submitted, if set, is told what was submitted, before a Queue
+	// scheduler runs the tasks.
+	Submitted func(*SubmitReport)
+}
+
+// Queue is a scheduler whose Submit only queues tasks (the local
+// executor): Wait runs them to the end, recording them in the journal,
+// which the submitting process still holds.
+type Queue interface {
+	Wait(ctx context.Context, j *sweep.Journal) error
 }
 
 // SubmitReport says what Submit did.
@@ -38,18 +49,48 @@ type SubmitReport struct {
 	Calls     int // sbatch calls
 	Cells     int // cells submitted
 	JobIDs    []string
+	// Final is every cell's state after a Queue scheduler ran the tasks.
+	Final []CellStatus
 }
 
-// Submit submits the cells of the sweep in dir that need it, exactly once.
+// Submit submits the cells of the sweep in dir that need it, exactly once,
+// holding the sweep's journal (and so its lock) throughout.
 //
 // It first settles every submission an earlier run left unconfirmed (its
 // intent is in the journal, its job id is not): a job with that
-// submission's name in Slurm is adopted, otherwise the intent is abandoned.
-// Then each job's cells are submitted as arrays (split at the cluster's
-// MaxArraySize with an index offset), each call preceded by a synced
-// intent record and followed by a synced submitted record. The journal j
-// must be open (and so locked) on dir.
-func Submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, opts SubmitOptions) (*SubmitReport, error) {
+// submission's name in the scheduler is adopted, otherwise the intent is
+// abandoned. Then each job's cells are submitted as arrays (split at the
+// cluster's MaxArraySize with an index offset), each call preceded by a
+// synced intent record and followed by a synced submitted record. A Queue
+// scheduler then runs the tasks before Submit returns.
+func Submit(ctx context.Context, dir string, sched Scheduler, opts SubmitOptions) (*SubmitReport, error) {
+	if opts.DryRun {
+		return submit(ctx, nil, dir, sched, opts)
+	}
+	j, err := sweep.OpenJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	rep, err := submit(ctx, j, dir, sched, opts)
+	if err != nil {
+		return rep, err
+	}
+	if opts.Submitted != nil {
+		opts.Submitted(rep)
+	}
+	q, ok := sched.(Queue)
+	if !ok || rep.Cells == 0 {
+		return rep, nil
+	}
+	if err := q.Wait(ctx, j); err != nil {
+		return rep, fmt.Errorf("interrupted: running tasks were terminated and are recorded as CANCELLED")
+	}
+	rep.Final, _, err = Status(context.WithoutCancel(ctx), dir, sched)
+	return rep, err
+}
+
+func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, opts SubmitOptions) (*SubmitReport, error) {
 	rep := &SubmitReport{}
 	m, err := sweep.ReadManifest(dir)
 	if err != nil {
@@ -95,8 +136,8 @@ func Submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				Seq:       seq,
 				Dir:       abs,
 				Script:    job.Script,
-				JobName:   JobName(m.SweepID, job.Name) + ".s" + strconv.Itoa(seq),
-				Comment:   JobTag(m.SweepID, job.Name) + ":s" + strconv.Itoa(seq),
+				JobName:   sweep.SubmissionName(m.SweepID, job.Name, seq),
+				Comment:   sweep.SubmissionTag(m.SweepID, job.Name, seq),
 				Throttle:  opts.MaxRunning,
 				Offset:    ch.offset,
 				Hold:      opts.Hold,
@@ -104,15 +145,15 @@ func Submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				TimeLimit: time.Duration(job.Res.TimeSeconds) * time.Second,
 			}
 			if job.Array {
-				req.Array = FormatIndices(ch.tasks)
+				req.Array = sweep.FormatIndices(ch.tasks)
 			}
 			if opts.DryRun {
-				fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", Quote(abs), quoteAll(SubmitArgs(req)))
+				fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", shq.Quote(abs), shq.Join(SubmitArgs(req)))
 				seq++
 				continue
 			}
 			intent := sweep.Record{Type: sweep.RecIntent, Seq: seq, Scheduler: sched.Name(), Job: job.Name,
-				Indices: FormatIndices(ch.indices), Offset: ch.offset, JobName: req.JobName}
+				Indices: sweep.FormatIndices(ch.indices), Offset: ch.offset, JobName: req.JobName}
 			if err := j.Append(intent); err != nil {
 				return rep, err
 			}
@@ -124,7 +165,7 @@ func Submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 					// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
 					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
 				}
-				return rep, fmt.Errorf("submitting %s (cells %s): %w", job.Name, FormatIndices(ch.indices), err)
+				return rep, fmt.Errorf("submitting %s (cells %s): %w", job.Name, sweep.FormatIndices(ch.indices), err)
 			}
 			crashHook("sbatch")
 			if err := j.Append(sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: id}); err != nil {
@@ -172,7 +213,7 @@ func reconcile(ctx context.Context, j *sweep.Journal, dir string, m *sweep.Manif
 // markerJobIDs returns the array job id an exit marker of the intent's
 // cells names, if one was written after the intent.
 func markerJobIDs(dir string, m *sweep.Manifest, in sweep.Record) []string {
-	idx, _ := ParseIndices(in.Indices)
+	idx, _ := sweep.ParseIndices(in.Indices)
 	want := map[int]bool{}
 	for _, i := range idx {
 		want[i] = true
@@ -209,7 +250,7 @@ func SubmittedCells(m *sweep.Manifest, recs []sweep.Record) map[string]bool {
 
 // cellsOf returns the manifest cells an intent covers.
 func cellsOf(m *sweep.Manifest, in sweep.Record) []sweep.Cell {
-	idx, err := ParseIndices(in.Indices)
+	idx, err := sweep.ParseIndices(in.Indices)
 	if err != nil {
 		return nil
 	}
@@ -256,14 +297,6 @@ func chunks(idx []int, maxArray int, array bool) []chunk {
 		cur.tasks = append(cur.tasks, i-cur.offset)
 	}
 	return append(out, cur)
-}
-
-func quoteAll(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = Quote(a)
-	}
-	return strings.Join(q, " ")
 }
 
 // crashHook kills the process at a named step when KVSWEEP_TEST_CRASH_AT

@@ -1,0 +1,196 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvsweep/kvsweep/internal/fail"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// CollectDir collects the sweep in dir (see Collect), writes its
+// results.json and, unless storePath is empty, stores the run in the
+// history store there (collecting again replaces it).
+func CollectDir(dir string, opts CollectOptions, storePath string) (*Run, error) {
+	run, err := Collect(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteRun(dir, run); err != nil {
+		return nil, err
+	}
+	if storePath == "" {
+		return run, nil
+	}
+	st, err := OpenStore(storePath, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return run, st.Put(run)
+}
+
+// SelectRuns resolves a selection SEL: a sweep directory (its
+// results.json), a sweep id in the history store at storePath, or a
+// KEY=VALUE[,KEY=VALUE] selector over the stored runs.
+func SelectRuns(storePath, sel string) ([]*Run, error) {
+	if fi, err := os.Stat(filepath.Join(sel, sweep.ManifestFile)); err == nil && !fi.IsDir() {
+		r, err := ReadRun(sel)
+		if err != nil {
+			return nil, err
+		}
+		return []*Run{r}, nil
+	}
+	st, err := OpenStore(storePath, true)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a sweep directory, and %v", sel, err)
+	}
+	defer st.Close()
+	if strings.Contains(sel, "=") {
+		fs, err := ParseFilters(strings.Split(sel, ","))
+		if err != nil {
+			return nil, fail.Usagef("%v", err)
+		}
+		all, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		if runs := Select(all, fs); len(runs) > 0 {
+			return runs, nil
+		}
+		return nil, fmt.Errorf("no stored run has cells matching %s", sel)
+	}
+	r, err := st.Get(sel)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+	}
+	return []*Run{r}, nil
+}
+
+// Check is report --check: a *fail.CheckError when a case failed, a cell
+// has no valid result, or there are regressions; nil otherwise.
+func Check(runs []*Run, regressions int) error {
+	failed, incomplete := 0, 0
+	for _, r := range runs {
+		for _, c := range r.Cells {
+			if c.Outcome != OK {
+				incomplete++
+			}
+			for _, cs := range c.Cases {
+				if cs.Verdict == Fail || cs.Verdict == Error {
+					failed++
+				}
+			}
+		}
+	}
+	if failed+incomplete+regressions == 0 {
+		return nil
+	}
+	return &fail.CheckError{Msg: fmt.Sprintf("check failed: %d failed case(s), %d cell(s) without a valid result, %d regression(s)", failed, incomplete, regressions)}
+}
+
+// WriteRuns writes runs in format: a summary per run (markdown, table,
+// csv, json), one JUnit document, or one HTML page.
+func WriteRuns(w io.Writer, format string, runs []*Run) error {
+	switch format {
+	case "junit":
+		return WriteJUnit(w, runs...)
+	case "html":
+		return WriteHTML(w, runs)
+	}
+	for _, r := range runs {
+		if err := WriteSummary(w, format, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HistoryQuery selects the runs of a history report.
+type HistoryQuery struct {
+	Filters      []string // KEY=VALUE terms
+	Since, Until string   // dates, 2006-01-02; empty for no bound
+}
+
+// WriteHistoryReport writes the history of the runs in the store at
+// storePath that match q: a table of runs (markdown, table, csv, json),
+// JUnit, or the HTML page. It returns the runs it reported.
+func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) ([]*Run, error) {
+	fs, err := ParseFilters(q.Filters)
+	if err != nil {
+		return nil, fail.Usagef("--filter: %v", err)
+	}
+	from, to, err := window(q.Since, q.Until)
+	if err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(storePath, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	all, err := st.Runs()
+	if err != nil {
+		return nil, err
+	}
+	runs := Select(all, fs)
+	if format == "html" || format == "junit" {
+		return runs, WriteRuns(w, format, runs)
+	}
+	return runs, WriteHistory(w, format, History(runs, from, to, DefaultFigures), DefaultFigures)
+}
+
+func window(since, until string) (from, to time.Time, err error) {
+	if since != "" {
+		if from, err = time.Parse("2006-01-02", since); err != nil {
+			return from, to, fail.Usagef("--since %q: expected a date like 2026-11-01", since)
+		}
+	}
+	if until != "" {
+		if to, err = time.Parse("2006-01-02", until); err != nil {
+			return from, to, fail.Usagef("--until %q: expected a date like 2026-11-30", until)
+		}
+		to = to.Add(24*time.Hour - time.Nanosecond)
+	}
+	return from, to, nil
+}
+
+// ParseThresholds makes CompareOptions from --threshold ("5%" or 0.05)
+// and --metric-threshold terms (NAME=PCT).
+func ParseThresholds(threshold string, perMetric []string) (CompareOptions, error) {
+	opts := CompareOptions{PerMetric: map[string]float64{}}
+	var err error
+	if opts.Threshold, err = parsePct(threshold); err != nil {
+		return opts, fail.Usagef("--threshold: %v", err)
+	}
+	for _, mt := range perMetric {
+		name, pct, ok := strings.Cut(mt, "=")
+		v, err := parsePct(pct)
+		if !ok || err != nil {
+			return opts, fail.Usagef("--metric-threshold %q: expected NAME=PCT, like ttft_ms=10%%", mt)
+		}
+		opts.PerMetric[name] = v
+	}
+	return opts, nil
+}
+
+// parsePct reads "5%" or "0.05" as 0.05.
+func parsePct(s string) (float64, error) {
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		return v / 100, err
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && v > 1 {
+		return 0, fmt.Errorf("%q: write a percentage as %s%%", s, s)
+	}
+	return v, err
+}

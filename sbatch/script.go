@@ -1,0 +1,90 @@
+package sbatch
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/kvsweep/kvsweep/internal/shq"
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/templates"
+)
+
+// ScriptData is what job.sbatch.tmpl is executed with.
+type ScriptData struct {
+	SweepID   string
+	JobName   string // the Slurm job name: sweep id and job, sanitized
+	Comment   string // the Slurm comment: JobTag
+	Job       sweep.Job
+	Cluster   matrix.Cluster
+	Container matrix.Container
+	EnvPass   []string
+	EnvSet    []EnvVar
+	EnvNames  []string // EnvPass and the names of EnvSet, for runtimes that pass names explicitly
+	Workers   int
+}
+
+// EnvVar is a literal environment value of the spec.
+type EnvVar struct{ Name, Value string }
+
+// RenderScript executes the job template for one job.
+func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {
+	d := ScriptData{
+		SweepID:   m.SweepID,
+		JobName:   sweep.JobName(m.SweepID, j.Name),
+		Comment:   sweep.JobTag(m.SweepID, j.Name),
+		Job:       j,
+		Cluster:   spec.Cluster,
+		Container: spec.Container,
+		EnvPass:   spec.Env.Pass,
+		Workers:   2,
+	}
+	d.EnvNames = append(d.EnvNames, spec.Env.Pass...)
+	for _, k := range spec.Env.SetKeys {
+		d.EnvSet = append(d.EnvSet, EnvVar{k, spec.Env.Set[k]})
+		d.EnvNames = append(d.EnvNames, k)
+	}
+	if t := spec.Topologies[j.Topology]; t != nil {
+		d.Workers = t.Workers
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, templates.JobTemplate, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func loadTemplates(dir string) (*template.Template, error) {
+	var t *template.Template
+	funcs := template.FuncMap{
+		"shq":    shq.Quote,
+		"sbatch": sbatchValue,
+		"sub":    func(a, b int) int { return a - b },
+		// include executes a named template chosen at run time (text/template's
+		// own {{template}} takes constant names only).
+		"include": func(name string, data any) (string, error) {
+			if t.Lookup(name) == nil {
+				return "", fmt.Errorf("no template %q", name)
+			}
+			var b bytes.Buffer
+			err := t.ExecuteTemplate(&b, name, data)
+			return b.String(), err
+		},
+	}
+	t, err := templates.Load(dir, funcs)
+	return t, err
+}
+
+// sbatchValue checks a value for an #SBATCH line, which sbatch splits on
+// white space unless it is double-quoted.
+func sbatchValue(s string) (string, error) {
+	if strings.ContainsAny(s, "\"\r\n") {
+		return "", fmt.Errorf("value %q cannot be written to an #SBATCH line (contains a quote or line break)", s)
+	}
+	if strings.ContainsAny(s, " \t") {
+		return `"` + s + `"`, nil
+	}
+	return s, nil
+}
