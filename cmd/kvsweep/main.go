@@ -1,13 +1,3 @@
-// Command kvsweep builds the KVCR quick-start image and runs test sweeps
-// (engine x topology x hybrid geometry x test cases) on Slurm or locally.
-//
-// Usage:
-//
-//	kvsweep <command> [flags] [args]
-//	kvsweep help <command>
-//
-// Exit status: 0 success; 1 the operation failed; 2 a usage or spec error
-// (nothing was done); 3 a report check found failures or regressions.
 package main
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -15,10 +16,14 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// The CLI's behaviour as readable scripts: testdata/script/*.txtar.
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
+
+// The CLI's behaviour as readable scripts: testdata/script/*.txtar. With
+// -update, cmp lines against a file of the script rewrite that file.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
 			env.Setenv("SWEEPS", mustAbs(t, "../../reports/testdata"))
