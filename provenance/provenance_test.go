@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("Commit: %q", s.Commit("dynamo"))
 	}
 	for in, want := range map[string]string{
-		`{"schema_version": 2, "components": {"a": {"commit": "x"}}}`:   "schema_version 2 is not supported",
+		`{"schema_version": 2, "components": {"a": {"commit": "x"}}}`:    "schema_version 2 is not supported",
 		`{"schema_version": 1, "components": {}}`:                        "no components",
 		`{"schema_version": 1, "components": {"a": {"ref": "v1"}}}`:      `component "a" has no commit`,
 		`{"dynamo": {"commit": "x"}}`:                                    "schema_version 0 is not supported",
