@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvsweep/kvsweep/provenance"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/provenance"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"

@@ -115,3 +115,22 @@ func WithAllowDirty() Option { return func(o *options) error { o.allowDirty = tr
 
 // WithOffline makes Resolve skip the registry check of the base image.
 func WithOffline() Option { return func(o *options) error { o.offline = true; return nil } }
+
+func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
+	e := client.CacheOptionsEntry{Attrs: map[string]string{}}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return e, fmt.Errorf("cache %q: expected type=registry,ref=... or type=local,src=|dest=...", spec)
+		}
+		if k == "type" {
+			e.Type = v
+		} else {
+			e.Attrs[k] = v
+		}
+	}
+	if e.Type != "registry" && e.Type != "local" && e.Type != "inline" {
+		return e, fmt.Errorf("cache %q: type must be registry, local or inline", spec)
+	}
+	return e, nil
+}

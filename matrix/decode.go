@@ -2,8 +2,10 @@ package matrix
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -200,7 +202,7 @@ func (d *decoder) env(n ast.Node, where string, e *Env) {
 					e.Set[kv.Key] = v.S
 				}
 			}
-			e.SetKeys = yamlpos.SortedKeys(e.Set)
+			e.SetKeys = slices.Sorted(maps.Keys(e.Set))
 		}),
 	)
 }

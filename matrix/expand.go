@@ -1,16 +1,12 @@
 package matrix
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"text/template"
 
-	safe "github.com/kvsweep/kvsweep/internal/names"
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 )
 
@@ -37,26 +33,6 @@ type Cell struct {
 	// ServiceArgv is the kvcr_service command line of a sidecar job.
 	ServiceArgv []string
 	Workers     int
-}
-
-// CellDirToken is what {{.CellDir}} renders to in harness words; the job
-// script replaces it with the cell directory as the job sees it.
-const CellDirToken = "@CELL_DIR@"
-
-// HarnessData is what harness words (harness.command, topology args and
-// agent) are evaluated against.
-type HarnessData struct {
-	CellID   string
-	Name     string
-	Engine   string
-	Topology string
-	Kind     string
-	Geometry string
-	Cases    string   // comma-separated, as the harness's --cases expects
-	CaseList []string // the same, as a list
-	Params   map[string]string
-	CellDir  string // CellDirToken
-	SpecDir  string // absolute directory of the spec file, at render time
 }
 
 // combo is one combination during expansion, with where it came from.
@@ -287,154 +263,3 @@ func (x *expander) cells(combos []combo) []Cell {
 	}
 	return cells
 }
-
-func describe(params map[string]string) string {
-	keys := sortedKeys(params)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + params[k]
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// canonical is the identity text of a cell: JSON with sorted keys.
-func canonical(params map[string]string, cases []string) string {
-	b, _ := json.Marshal(struct {
-		Params map[string]string `json:"params"`
-		Cases  []string          `json:"cases"`
-	}{params, cases})
-	return string(b)
-}
-
-// CellID is the stable identity of a cell with these parameters and cases.
-func CellID(params map[string]string, cases []string) string {
-	sorted := append([]string(nil), cases...)
-	sort.Strings(sorted)
-	sum := sha256.Sum256([]byte(canonical(params, sorted)))
-	return hex.EncodeToString(sum[:6])
-}
-
-func (x *expander) cell(params map[string]string, cases []string) Cell {
-	s := x.s
-	t := s.Topologies[params[AxisTopology]]
-	g := s.Geometries[params[AxisGeometry]]
-	c := Cell{
-		ID:       CellID(params, cases),
-		Params:   params,
-		Cases:    cases,
-		Engine:   params[AxisEngine],
-		Topology: params[AxisTopology],
-		Geometry: params[AxisGeometry],
-	}
-	c.Name = cellName(s, params, cases)
-	if t == nil || g == nil {
-		return c // already reported by checkAxisValue
-	}
-	c.Kind = t.Kind
-	c.Resources = t.Resources
-	data := HarnessData{
-		CellID: c.ID, Name: c.Name, Engine: c.Engine, Topology: c.Topology,
-		Kind: t.Kind, Geometry: c.Geometry, Cases: strings.Join(cases, ","),
-		CaseList: cases, Params: params, CellDir: CellDirToken, SpecDir: x.specDir,
-	}
-	argv := make([]string, 0, len(s.Harness.Command)+len(t.Args)+2*len(g.Keys)+2)
-	argv = x.words(argv, s.Harness.Command, "harness.command", &data)
-	argv = x.words(argv, t.Args, "topologies."+t.Name+".args", &data)
-	for _, k := range g.Keys {
-		flag := k
-		if !strings.HasPrefix(flag, "-") {
-			flag = "--" + flag
-		}
-		argv = append(argv, flag)
-		if v := g.Flags[k]; v != "" {
-			argv = append(argv, v)
-		}
-	}
-	if t.Kind == "disagg-2p1d" {
-		argv = disaggGPUs(argv, t.Resources.GPUsPerNode)
-	}
-	if s.Harness.CasesFlag != "" {
-		argv = append(argv, s.Harness.CasesFlag, data.Cases)
-	}
-	c.Argv = argv
-	c.Workers = t.Workers
-	if len(t.Agent) > 0 {
-		c.AgentArgv = x.words(nil, t.Agent, "topologies."+t.Name+".agent", &data)
-	}
-	if len(t.Service) > 0 {
-		c.ServiceArgv = x.words(nil, t.Service, "topologies."+t.Name+".service", &data)
-	}
-	return c
-}
-
-// disaggGPUs maps the three 2P+1D workers (prefill 0, prefill 1, decode) to
-// GPUs unless the topology args already do: one GPU each on three GPUs;
-// on two, both prefill workers share GPU 0 at 0.35 memory utilisation,
-// which is also what a replacement prefill worker needs while the decode
-// worker keeps the dead one's KV mapped.
-func disaggGPUs(argv []string, gpus int) []string {
-	has := func(flag string) bool {
-		for _, a := range argv {
-			if a == flag || strings.HasPrefix(a, flag+"=") {
-				return true
-			}
-		}
-		return false
-	}
-	if has("--gpus") {
-		return argv
-	}
-	if gpus >= 3 {
-		return append(argv, "--gpus", "0,1,2")
-	}
-	argv = append(argv, "--gpus", "0,0,1")
-	if !has("--gpu-memory-utilization") {
-		argv = append(argv, "--gpu-memory-utilization", "0.35")
-	}
-	return argv
-}
-
-// words evaluates harness word templates; a word without actions is copied.
-func (x *expander) words(argv []string, words []Value, where string, data *HarnessData) []string {
-	var b strings.Builder
-	for i, w := range words {
-		if !strings.Contains(w.S, "{{") {
-			argv = append(argv, w.S)
-			continue
-		}
-		t := x.tmpl[w.Pos]
-		if t == nil {
-			t = template.Must(template.New("").Option("missingkey=error").Parse(w.S))
-			x.tmpl[w.Pos] = t
-		}
-		b.Reset()
-		if err := t.Execute(&b, data); err != nil {
-			if !x.failed[w.Pos] {
-				x.failed[w.Pos] = true
-				x.d.ErrAt(w, "%s[%d]: template %q in cell %s: %s", where, i, w.S, data.Name, templateErr(err))
-			}
-			continue
-		}
-		argv = append(argv, b.String())
-	}
-	return argv
-}
-
-// cellName is engine-topology-geometry, then the case when cases run
-// separately, then any other parameters as key-value, all lower case.
-func cellName(s *Spec, params map[string]string, cases []string) string {
-	parts := []string{params[AxisEngine], params[AxisTopology], params[AxisGeometry]}
-	if s.CaseGrouping == GroupSeparate && len(cases) == 1 {
-		parts = append(parts, cases[0])
-	}
-	for _, k := range sortedKeys(params) {
-		switch k {
-		case AxisEngine, AxisTopology, AxisGeometry:
-			continue
-		}
-		parts = append(parts, k+"-"+params[k])
-	}
-	return safe.Sanitize(strings.Join(parts, "-"))
-}
-
-func sortedKeys[V any](m map[string]V) []string { return yamlpos.SortedKeys(m) }

@@ -2,7 +2,9 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -177,22 +179,22 @@ func Compare(baseLabel string, base []*Run, candLabel string, cand []*Run, opts 
 	}
 	b, c := gather(base, opts.Ignore), gather(cand, opts.Ignore)
 	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel}
-	for _, key := range sortedKeys(b.verdicts) {
+	for _, key := range slices.Sorted(maps.Keys(b.verdicts)) {
 		if _, ok := c.verdicts[key]; !ok {
 			cmp.OnlyInBaseline = append(cmp.OnlyInBaseline, key)
 		}
 	}
-	for _, key := range sortedKeys(c.verdicts) {
+	for _, key := range slices.Sorted(maps.Keys(c.verdicts)) {
 		if _, ok := b.verdicts[key]; !ok {
 			cmp.OnlyInCandidate = append(cmp.OnlyInCandidate, key)
 			continue
 		}
-		for _, cs := range sortedKeys(c.verdicts[key]) {
+		for _, cs := range slices.Sorted(maps.Keys(c.verdicts[key])) {
 			bv, cv := summarize(b.verdicts[key][cs]), summarize(c.verdicts[key][cs])
 			if bv != cv && bv != "" {
 				cmp.Verdicts = append(cmp.Verdicts, VerdictChange{Cell: key, Case: cs, Baseline: bv, Candidate: cv, Worse: bv == Pass})
 			}
-			for _, name := range sortedKeys(c.metrics[key][cs]) {
+			for _, name := range slices.Sorted(maps.Keys(c.metrics[key][cs])) {
 				bs := b.metrics[key][cs][name]
 				if len(bs) == 0 {
 					continue
@@ -255,13 +257,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -149,9 +151,9 @@ func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow
 		for f, xs := range samples {
 			row.Figures[f] = median(xs)
 		}
-		row.Topologies, row.Engines = sortedKeys(tops), sortedKeys(engs)
-		row.Image = strings.Join(sortedKeys(digests), " ")
-		row.Revisions = strings.Join(sortedKeys(revs), "; ")
+		row.Topologies, row.Engines = slices.Sorted(maps.Keys(tops)), slices.Sorted(maps.Keys(engs))
+		row.Image = strings.Join(slices.Sorted(maps.Keys(digests)), " ")
+		row.Revisions = strings.Join(slices.Sorted(maps.Keys(revs)), "; ")
 		rows = append(rows, row)
 	}
 	return rows

@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kvsweep/kvsweep/internal/table"
 )
-
-// StepSummaryLimit is GitHub's limit on a job's step summary.
-const StepSummaryLimit = 1 << 20
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
@@ -95,7 +92,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], "", "", "", ""), tail...))
 					continue
 				}
-				for _, name := range sortedKeys(cs.Metrics) {
+				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
 					m := cs.Metrics[name]
 					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], name, num(m.Value), m.Unit, m.Direction), tail...))
 				}
@@ -122,7 +119,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		var mrows [][]string
 		for _, c := range r.Cells {
 			for _, cs := range c.Cases {
-				for _, name := range sortedKeys(cs.Metrics) {
+				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
 					m := cs.Metrics[name]
 					mrows = append(mrows, []string{c.Name, cs.ID, name, num(m.Value), m.Unit, better(m.Direction)})
 				}
@@ -287,171 +284,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// budget keeps the rows of a markdown table that fit in limit bytes (by
-// their cell widths), so a huge sweep is not laid out only to be cut; the
-// second result is how many rows were left out. Other formats keep all.
-func budget(format string, rows [][]string, limit int) ([][]string, int) {
-	if format != "markdown" {
-		return rows, 0
-	}
-	// tablewriter pads every row to the widest cell of each column.
-	var widths []int
-	for i, r := range rows {
-		if len(widths) < len(r) {
-			widths = append(widths, make([]int, len(r)-len(widths))...)
-		}
-		line := 2
-		for j, c := range r {
-			widths[j] = max(widths[j], len(c))
-			line += widths[j] + 3
-		}
-		if (i+3)*line > limit {
-			return rows[:i], len(rows) - i
-		}
-	}
-	return rows, 0
-}
-
-// cutNote says what budget left out.
-func cutNote(b *bytes.Buffer, cut int) {
-	if cut > 0 {
-		fmt.Fprintf(b, "\n> **Truncated:** %d more rows were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", cut)
-	}
-}
-
-// writeLimited writes markdown that fits a GitHub step summary: past the
-// limit, whole lines are cut and a note says how many.
-func writeLimited(w io.Writer, format string, b []byte) error {
-	if format != "markdown" || len(b) <= StepSummaryLimit {
-		_, err := w.Write(b)
-		return err
-	}
-	const room = 512 // for the note
-	cut := bytes.LastIndexByte(b[:StepSummaryLimit-room], '\n') + 1
-	kept := bytes.Count(b[:cut], []byte("\n"))
-	total := bytes.Count(b, []byte("\n"))
-	if _, err := w.Write(b[:cut]); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\n> **Truncated:** %d of %d lines were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", total-kept, total)
-	return err
-}
-
-// JUnit XML in the Apache Ant format, which Jenkins and the GitHub test
-// reporters read: one testsuite per run, one testcase per cell and case;
-// each case's metrics are properties of the suite ("CELL/CASE/METRIC").
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Package    string          `xml:"package,attr"`
-	ID         int             `xml:"id,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
-	Hostname   string          `xml:"hostname,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-	SystemOut  string          `xml:"system-out"`
-	SystemErr  string          `xml:"system-err"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitProblem `xml:"skipped,omitempty"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr,omitempty"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-// junitTime is the run's start without time zone, as the format wants.
-func junitTime(r *Run) string {
-	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
-		if t, err := time.Parse(layout, r.Started); err == nil {
-			return t.UTC().Format("2006-01-02T15:04:05")
-		}
-	}
-	return r.CollectedAt.UTC().Format("2006-01-02T15:04:05")
-}
-
-// WriteJUnit renders runs as JUnit XML.
-func WriteJUnit(w io.Writer, runs ...*Run) error {
-	var root junitSuites
-	for i, r := range runs {
-		s := junitSuite{Name: r.ID, Package: "kvsweep." + r.Name, ID: i, Timestamp: junitTime(r), Hostname: "localhost"}
-		total := 0.0
-		cases := CaseIDs(r)
-		for _, c := range r.Cells {
-			byID := map[string]Case{}
-			for _, cs := range c.Cases {
-				byID[cs.ID] = cs
-			}
-			for i, v := range cellVerdicts(c, cases) {
-				if v == "–" {
-					continue
-				}
-				cs := byID[cases[i]]
-				tc := junitCase{Name: cases[i], Classname: r.Name + "." + c.Name, Time: strconv.FormatFloat(cs.DurationS, 'f', 3, 64)}
-				total += cs.DurationS
-				for _, name := range sortedKeys(cs.Metrics) {
-					m := cs.Metrics[name]
-					s.Properties = append(s.Properties, junitProperty{Name: c.Name + "/" + cases[i] + "/" + name, Value: strings.TrimSpace(num(m.Value) + " " + m.Unit)})
-				}
-				switch v {
-				case Pass:
-				case Fail:
-					tc.Failure = &junitProblem{Message: cs.Message, Type: Fail, Text: cs.Message}
-					s.Failures++
-				case Skip:
-					tc.Skipped = &junitProblem{Message: cs.Message}
-					s.Skipped++
-				default:
-					msg := cs.Message
-					if msg == "" {
-						msg = outcomeText(c)
-					}
-					tc.Error = &junitProblem{Message: msg, Type: v, Text: msg}
-					s.Errors++
-				}
-				s.Tests++
-				s.Cases = append(s.Cases, tc)
-			}
-			if c.Outcome != OK {
-				s.SystemErr += fmt.Sprintf("%s (%s): %s\n", c.Name, c.CellID, outcomeText(c))
-			}
-		}
-		s.Time = strconv.FormatFloat(total, 'f', 3, 64)
-		s.SystemOut = fmt.Sprintf("sweep %s: %d cells: %s\n", r.ID, len(r.Cells), r.CountsLine())
-		root.Suites = append(root.Suites, s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
 }

@@ -118,6 +118,7 @@ func WriteRuns(w io.Writer, format string, runs []*Run) error {
 type HistoryQuery struct {
 	Filters      []string // KEY=VALUE terms
 	Since, Until string   // dates, 2006-01-02; empty for no bound
+	Figures      []string // metrics shown per run (default DefaultFigures)
 }
 
 // WriteHistoryReport writes the history of the runs in the store at
@@ -145,7 +146,11 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	if format == "html" || format == "junit" {
 		return runs, WriteRuns(w, format, runs)
 	}
-	return runs, WriteHistory(w, format, History(runs, from, to, DefaultFigures), DefaultFigures)
+	figures := q.Figures
+	if len(figures) == 0 {
+		figures = DefaultFigures
+	}
+	return runs, WriteHistory(w, format, History(runs, from, to, figures), figures)
 }
 
 func window(since, until string) (from, to time.Time, err error) {

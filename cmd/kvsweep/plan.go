@@ -16,7 +16,11 @@ var planCmd = &command{
 	summary: "Show the cells a sweep spec expands to, with totals",
 	help: `Expands SPEC (see docs/spec.md) and prints one row per cell: its stable id,
 name, engine, topology, geometry, cases, nodes x GPUs and time limit, then
-the number of cells, job arrays and GPU-hours requested. Nothing is written.`,
+the number of cells, job arrays and GPU-hours requested. Nothing is written.
+
+A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
+--gpus ` + matrix.DisaggGPUs + ` on three or more GPUs; on two, --gpus ` + matrix.DisaggSharedGPUs + `
+--gpu-memory-utilization ` + matrix.DisaggSharedMemory + ` (both prefill workers share GPU 0).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		format := fs.String("format", "table", "output format: table, markdown or json")
 		maxArray := fs.Int("max-array-size", sweep.DefaultMaxArraySize, "split job arrays at this many tasks")

@@ -107,6 +107,7 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.query.Filters, "filter", nil, "with --history: only cells with KEY=VALUE (repeatable)")
 	fs.StringVar(&o.query.Since, "since", "", "with --history: runs from this date (2006-01-02)")
 	fs.StringVar(&o.query.Until, "until", "", "with --history: runs up to this date")
+	fs.StringSliceVar(&o.query.Figures, "figures", reports.DefaultFigures, "with --history: the metrics shown per run")
 	fs.StringVar(&o.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 	fs.BoolVar(&o.check, "check", false, "exit 3 on failed cases, missing cells or regressions")

@@ -7,7 +7,8 @@ package yamlpos
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -344,17 +345,7 @@ func (d *Decoder) StrMap(n ast.Node, where string) (map[string]string, []string)
 			m[e.Key] = v.S
 		}
 	}
-	return m, SortedKeys(m)
-}
-
-// SortedKeys returns the keys of m in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return m, slices.Sorted(maps.Keys(m))
 }
 
 // ErrAt records an error at the place of a decoded value.

@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JUnit XML in the Apache Ant format, which Jenkins and the GitHub test
+// reporters read: one testsuite per run, one testcase per cell and case;
+// each case's metrics are properties of the suite ("CELL/CASE/METRIC").
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Package    string          `xml:"package,attr"`
+	ID         int             `xml:"id,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Hostname   string          `xml:"hostname,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  string          `xml:"system-out"`
+	SystemErr  string          `xml:"system-err"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// junitTime is the run's start without time zone, as the format wants.
+func junitTime(r *Run) string {
+	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
+		if t, err := time.Parse(layout, r.Started); err == nil {
+			return t.UTC().Format("2006-01-02T15:04:05")
+		}
+	}
+	return r.CollectedAt.UTC().Format("2006-01-02T15:04:05")
+}
+
+// WriteJUnit renders runs as JUnit XML.
+func WriteJUnit(w io.Writer, runs ...*Run) error {
+	var root junitSuites
+	for i, r := range runs {
+		s := junitSuite{Name: r.ID, Package: "kvsweep." + r.Name, ID: i, Timestamp: junitTime(r), Hostname: "localhost"}
+		total := 0.0
+		cases := CaseIDs(r)
+		for _, c := range r.Cells {
+			byID := map[string]Case{}
+			for _, cs := range c.Cases {
+				byID[cs.ID] = cs
+			}
+			for i, v := range cellVerdicts(c, cases) {
+				if v == "–" {
+					continue
+				}
+				cs := byID[cases[i]]
+				tc := junitCase{Name: cases[i], Classname: r.Name + "." + c.Name, Time: strconv.FormatFloat(cs.DurationS, 'f', 3, 64)}
+				total += cs.DurationS
+				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
+					m := cs.Metrics[name]
+					s.Properties = append(s.Properties, junitProperty{Name: c.Name + "/" + cases[i] + "/" + name, Value: strings.TrimSpace(num(m.Value) + " " + m.Unit)})
+				}
+				switch v {
+				case Pass:
+				case Fail:
+					tc.Failure = &junitProblem{Message: cs.Message, Type: Fail, Text: cs.Message}
+					s.Failures++
+				case Skip:
+					tc.Skipped = &junitProblem{Message: cs.Message}
+					s.Skipped++
+				default:
+					msg := cs.Message
+					if msg == "" {
+						msg = outcomeText(c)
+					}
+					tc.Error = &junitProblem{Message: msg, Type: v, Text: msg}
+					s.Errors++
+				}
+				s.Tests++
+				s.Cases = append(s.Cases, tc)
+			}
+			if c.Outcome != OK {
+				s.SystemErr += fmt.Sprintf("%s (%s): %s\n", c.Name, c.CellID, outcomeText(c))
+			}
+		}
+		s.Time = strconv.FormatFloat(total, 'f', 3, 64)
+		s.SystemOut = fmt.Sprintf("sweep %s: %d cells: %s\n", r.ID, len(r.Cells), r.CountsLine())
+		root.Suites = append(root.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

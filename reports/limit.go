@@ -1,0 +1,60 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// StepSummaryLimit is GitHub's limit on a job's step summary.
+const StepSummaryLimit = 1 << 20
+
+// budget keeps the rows of a markdown table that fit in limit bytes (by
+// their cell widths), so a huge sweep is not laid out only to be cut; the
+// second result is how many rows were left out. Other formats keep all.
+func budget(format string, rows [][]string, limit int) ([][]string, int) {
+	if format != "markdown" {
+		return rows, 0
+	}
+	// tablewriter pads every row to the widest cell of each column.
+	var widths []int
+	for i, r := range rows {
+		if len(widths) < len(r) {
+			widths = append(widths, make([]int, len(r)-len(widths))...)
+		}
+		line := 2
+		for j, c := range r {
+			widths[j] = max(widths[j], len(c))
+			line += widths[j] + 3
+		}
+		if (i+3)*line > limit {
+			return rows[:i], len(rows) - i
+		}
+	}
+	return rows, 0
+}
+
+// cutNote says what budget left out.
+func cutNote(b *bytes.Buffer, cut int) {
+	if cut > 0 {
+		fmt.Fprintf(b, "\n> **Truncated:** %d more rows were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", cut)
+	}
+}
+
+// writeLimited writes markdown that fits a GitHub step summary: past the
+// limit, whole lines are cut and a note says how many.
+func writeLimited(w io.Writer, format string, b []byte) error {
+	if format != "markdown" || len(b) <= StepSummaryLimit {
+		_, err := w.Write(b)
+		return err
+	}
+	const room = 512 // for the note
+	cut := bytes.LastIndexByte(b[:StepSummaryLimit-room], '\n') + 1
+	kept := bytes.Count(b[:cut], []byte("\n"))
+	total := bytes.Count(b, []byte("\n"))
+	if _, err := w.Write(b[:cut]); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n> **Truncated:** %d of %d lines were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", total-kept, total)
+	return err
+}
