@@ -36,6 +36,12 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// What a submission is called, and the scheduler, in what submit prints.
+var (
+	submitCall     = map[string]string{"slurm": "sbatch", "local": "local"}
+	schedulerTitle = map[string]string{"slurm": "Slurm", "local": "the local executor"}
+)
+
 type submitOpts struct {
 	sched *scheduler.Config
 	lock  string
@@ -73,11 +79,11 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	opts := o.opts
 	opts.Only, opts.Out = only, e.stdout
 	opts.Submitted = func(rep *scheduler.SubmitReport) {
-		fmt.Fprintf(e.stdout, "submitted %d cells of sweep %s in %d %s calls\n", rep.Cells, m.SweepID, rep.Calls, sched.Name())
+		fmt.Fprintf(e.stdout, "submitted %d cells of sweep %s in %d %s calls\n", rep.Cells, m.SweepID, rep.Calls, submitCall[sched.Name()])
 	}
 	rep, err := scheduler.Submit(ctx, dir, sched, opts)
 	if rep != nil && rep.Adopted+rep.Abandoned > 0 {
-		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from the scheduler, %d never received\n", rep.Adopted, rep.Abandoned)
+		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
 	}
 	if err == nil && rep.Final != nil {
 		fmt.Fprintf(e.stdout, "local executor finished: %s\n", scheduler.CountsLine(rep.Final))
