@@ -16,9 +16,11 @@ package imagebuild
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -38,6 +40,7 @@ const (
 type Pins struct {
 	File       string
 	Base       string // repo[:tag]@sha256:...
+	basePos    yamlpos.Pos
 	Components []Source
 	BuildArgs  map[string]string
 	ArgKeys    []string
@@ -58,7 +61,31 @@ var (
 	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 	argRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	refRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,254}$`)
+	// scpRE is git's scp-like syntax, user@host:path.
+	scpRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[A-Za-z0-9_~./-]+$`)
 )
+
+// RepoSchemes are the URL schemes a pinned repository may use; git's other
+// transports (ext::, fd::) run commands and are never accepted.
+var RepoSchemes = []string{"https", "http", "git", "ssh", "file"}
+
+// checkRepo accepts a repository URL of one of RepoSchemes, or git's
+// scp-like user@host:path, and nothing that git could read as an option.
+func checkRepo(repo string) error {
+	const want = "(expected https://, http://, git://, ssh:// or file:// URL, or user@host:path)"
+	if scpRE.MatchString(repo) {
+		return nil
+	}
+	u, err := url.Parse(repo)
+	if err != nil || strings.HasPrefix(repo, "-") || strings.ContainsAny(repo, " \t\r\n\x00") {
+		return fmt.Errorf("%q is not a repository URL %s", repo, want)
+	}
+	if !slices.Contains(RepoSchemes, u.Scheme) || (u.Scheme != "file" && u.Host == "") || (u.Scheme == "file" && u.Path == "") {
+		return fmt.Errorf("%q is not a repository URL %s", repo, want)
+	}
+	return nil
+}
 
 // LoadPins reads and checks a pins file. Relative paths in it are relative
 // to the file.
@@ -85,12 +112,21 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 			seen[name] = true
 			s := Source{Name: name, pos: yamlpos.PosOf(n)}
 			d.Fields(n, w,
-				yamlpos.F("repo", func(n ast.Node, w string) { s.Repo = d.Str(n, w) }),
+				yamlpos.F("repo", func(n ast.Node, w string) {
+					v, _ := d.Scalar(n, w)
+					s.Repo = v.S
+					if err := checkRepo(v.S); err != nil {
+						d.ErrAt(v, "%s: %v", w, err)
+					}
+				}),
 				yamlpos.F("ref", func(n ast.Node, w string) {
 					v, _ := d.Scalar(n, w)
 					s.Ref = v.S
-					if placeholder(v.S) {
+					switch {
+					case placeholder(v.S):
 						d.ErrAt(v, "%s: %q is a placeholder, not a revision (pin a tag or a 40-hex commit)", w, v.S)
+					case !refRE.MatchString(v.S) || strings.Contains(v.S, ".."):
+						d.ErrAt(v, "%s: %q is not a git ref (expected a tag, a branch or a 40-hex commit: letters, digits, '.', '_', '/', '+' and '-', not starting with '-')", w, v.S)
 					}
 				}),
 				yamlpos.F("path", func(n ast.Node, w string) {
@@ -122,7 +158,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		yamlpos.F("base", func(n ast.Node, w string) {
 			v, _ := d.Scalar(n, w)
 			seen["base"] = true
-			p.Base = v.S
+			p.Base, p.basePos = v.S, v.Pos
 			if err := checkBase(v.S); err != nil {
 				d.ErrAt(v, "%s: %v", w, err)
 			}

@@ -42,6 +42,14 @@ type Resolved struct {
 	Dockerfile string
 }
 
+// ResolveError is a pins file that could not be resolved for a reason
+// outside it (a repository or registry that failed or does not have what
+// it names), as opposed to a pin refused by policy (an ErrorList). Each
+// message is still positioned.
+type ResolveError struct{ List yamlpos.ErrorList }
+
+func (e *ResolveError) Error() string { return e.List.Error() }
+
 // Resolve makes every pin concrete, refusing what could change under the
 // build. Errors name the place in the pins file. WithAllowMoving,
 // WithAllowDirty, WithOffline and WithInsecureRegistry apply.
@@ -81,11 +89,13 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 		base, baseErr = checkRegistry(ctx, p.Base, o)
 	}()
 	wg.Wait()
+	failed := baseErr != nil // something outside the pins file went wrong
 	for i, s := range p.Components {
 		rev, err := results[i].rev, results[i].err
 		switch {
 		case err != nil:
 			fail(s, "%v", err)
+			failed = true
 			continue
 		case rev.Dirty && !o.allowDirty:
 			fail(s, "the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", s.Path, rev.DiffSHA256[:12])
@@ -102,10 +112,13 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 		r.Epoch = max(r.Epoch, rev.CommitTime)
 	}
 	if baseErr != nil {
-		d.ErrAt(yamlpos.Value{Pos: yamlpos.Pos{Line: 1, Col: 1}}, "base: %v", baseErr)
+		d.ErrAt(yamlpos.Value{Pos: p.basePos}, "base: %v", baseErr)
 	}
 	r.Base = base
-	if len(d.Errs) > 0 {
+	switch {
+	case len(d.Errs) > 0 && failed:
+		return nil, &ResolveError{d.Errs}
+	case len(d.Errs) > 0:
 		return nil, d.Errs
 	}
 	return r, nil
@@ -117,7 +130,10 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	// No prompts, and only the transports a pin may name: git's ext:: and
+	// fd:: run commands.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true",
+		"GIT_ALLOW_PROTOCOL="+strings.Join(RepoSchemes, ":"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -139,7 +155,7 @@ func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
 	if commitRE.MatchString(ref) {
 		rev.Commit = ref
 	} else {
-		out, err := git(ctx, "", "ls-remote", repo)
+		out, err := git(ctx, "", "ls-remote", "--end-of-options", repo)
 		if err != nil {
 			return rev, err
 		}
@@ -172,12 +188,15 @@ func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
 }
 
 // commitTime fetches one commit (depth 1) into a scratch repository and
-// reads its committer time. A commit's time never changes, so it is kept
-// in the user's cache directory by commit id.
+// reads its committer time, which also proves the repository has it. A
+// commit's time never changes, so it is kept in the user's cache directory
+// by repository and commit id: a hit says this repository was seen to
+// have this commit, never more (another repository misses and fetches).
 func commitTime(ctx context.Context, repo, commit string) (int64, error) {
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "kvsweep", "commit-time", commit)
+		key := sha256.Sum256([]byte(repo))
+		cache = filepath.Join(dir, "kvsweep", "commit-time", hex.EncodeToString(key[:8])+"-"+commit)
 		if b, err := os.ReadFile(cache); err == nil {
 			if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
 				return t, nil
@@ -200,10 +219,10 @@ func fetchCommitTime(ctx context.Context, repo, commit string) (int64, error) {
 	if _, err := git(ctx, tmp, "init", "--quiet", "--bare"); err != nil {
 		return 0, err
 	}
-	if _, err := git(ctx, tmp, "fetch", "--quiet", "--depth=1", repo, commit); err != nil {
+	if _, err := git(ctx, tmp, "fetch", "--quiet", "--depth=1", "--end-of-options", repo, commit); err != nil {
 		return 0, fmt.Errorf("commit %s could not be fetched from %s (%v)", commit, repo, err)
 	}
-	out, err := git(ctx, tmp, "log", "-1", "--format=%ct", commit)
+	out, err := git(ctx, tmp, "log", "-1", "--format=%ct", "--end-of-options", commit)
 	if err != nil {
 		return 0, err
 	}

@@ -19,11 +19,20 @@ type decoder struct {
 	*yamlpos.Decoder
 }
 
+// Bounds on a topology's resources, far above any node kvsweep targets,
+// so a typo is refused instead of becoming a job no cluster can run.
+const (
+	MaxNodes       = 4096
+	MaxGPUsPerNode = 64
+	MaxCPUsPerTask = 4096
+)
+
 var (
 	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	axisRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	memRE    = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
+	imageRE  = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`)
 	secretRE = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
 )
 
@@ -94,6 +103,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		}
 	}
 	if matrixNode != nil {
+		s.Matrix.Pos = yamlpos.PosOf(matrixNode)
 		d.matrix(matrixNode, "matrix", s)
 	}
 	if yamlpos.IndexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
@@ -131,17 +141,28 @@ func (d *decoder) line(n ast.Node, where string) string {
 	return v.S
 }
 
+// sbatchLine is a value for an #SBATCH line of the job script, which sbatch
+// splits at white space unless it is double-quoted: one line, and no
+// double quote (render would have to refuse it later, with no position).
+func (d *decoder) sbatchLine(n ast.Node, where string) string {
+	v := d.line(n, where)
+	if strings.Contains(v, `"`) {
+		d.Errorf(n, "%s: %q contains a double quote, which an #SBATCH line cannot carry", where, v)
+	}
+	return v
+}
+
 func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 	d.Fields(n, where,
-		yamlpos.F("partition", func(n ast.Node, w string) { c.Partition = d.line(n, w) }),
-		yamlpos.F("account", func(n ast.Node, w string) { c.Account = d.line(n, w) }),
-		yamlpos.F("qos", func(n ast.Node, w string) { c.QOS = d.line(n, w) }),
-		yamlpos.F("reservation", func(n ast.Node, w string) { c.Reservation = d.line(n, w) }),
-		yamlpos.F("constraint", func(n ast.Node, w string) { c.Constraint = d.line(n, w) }),
+		yamlpos.F("partition", func(n ast.Node, w string) { c.Partition = d.sbatchLine(n, w) }),
+		yamlpos.F("account", func(n ast.Node, w string) { c.Account = d.sbatchLine(n, w) }),
+		yamlpos.F("qos", func(n ast.Node, w string) { c.QOS = d.sbatchLine(n, w) }),
+		yamlpos.F("reservation", func(n ast.Node, w string) { c.Reservation = d.sbatchLine(n, w) }),
+		yamlpos.F("constraint", func(n ast.Node, w string) { c.Constraint = d.sbatchLine(n, w) }),
 		yamlpos.F("sbatch", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
-				v := d.line(it, wi)
+				v := d.sbatchLine(it, wi)
 				if v != "" && !strings.HasPrefix(v, "--") {
 					d.Errorf(it, "%s: %q is not a long sbatch option (expected --NAME or --NAME=VALUE)", wi, v)
 				}
@@ -154,8 +175,17 @@ func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 func (d *decoder) container(n ast.Node, where string, c *Container) {
 	d.Fields(n, where,
 		yamlpos.F("runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }),
-		yamlpos.F("image", func(n ast.Node, w string) { c.Image = d.line(n, w) }),
-		yamlpos.F("workdir", func(n ast.Node, w string) { c.Workdir = d.line(n, w) }),
+		yamlpos.F("image", func(n ast.Node, w string) {
+			c.Image = d.line(n, w)
+			if c.Image != "" && !imageRE.MatchString(c.Image) {
+				d.Errorf(n, "%s: %q is not an image reference or file (expected REGISTRY/NAME[:TAG][@sha256:...], or a path to a .sqsh or .sif file, with no spaces and not starting with '-')", w, c.Image)
+			}
+		}),
+		yamlpos.F("workdir", func(n ast.Node, w string) {
+			if c.Workdir = d.line(n, w); strings.HasPrefix(c.Workdir, "-") {
+				d.Errorf(n, "%s: %q starts with '-' (expected a directory path)", w, c.Workdir)
+			}
+		}),
 		yamlpos.F("mounts", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
@@ -273,8 +303,8 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 			yamlpos.F("agent", func(n ast.Node, w string) { t.Agent = d.templates(d.List(n, w), w) }),
 			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
 			yamlpos.F("workers", func(n ast.Node, w string) {
-				if t.Workers = d.Integer(n, w); t.Workers < 1 {
-					d.Errorf(n, "%s: %d is out of range (expected an integer >= 1)", w, t.Workers)
+				if t.Workers = d.Integer(n, w); t.Workers < 1 || t.Workers > MaxGPUsPerNode {
+					d.Errorf(n, "%s: %d is out of range (expected an integer from 1 to %d)", w, t.Workers, MaxGPUsPerNode)
 				}
 			}),
 		)
@@ -309,17 +339,17 @@ func (d *decoder) checkKind(n ast.Node, where string, t *Topology) {
 }
 
 func (d *decoder) resources(n ast.Node, where string, r *Resources) {
-	nonNeg := func(n ast.Node, w string, min int) int {
+	inRange := func(n ast.Node, w string, min, max int) int {
 		v := d.Integer(n, w)
-		if v < min {
-			d.Errorf(n, "%s: %d is out of range (expected an integer >= %d)", w, v, min)
+		if v < min || v > max {
+			d.Errorf(n, "%s: %d is out of range (expected an integer from %d to %d)", w, v, min, max)
 		}
 		return v
 	}
 	d.Fields(n, where,
-		yamlpos.F("nodes", func(n ast.Node, w string) { r.Nodes = nonNeg(n, w, 1) }),
-		yamlpos.F("gpus_per_node", func(n ast.Node, w string) { r.GPUsPerNode = nonNeg(n, w, 0) }),
-		yamlpos.F("cpus_per_task", func(n ast.Node, w string) { r.CPUsPerTask = nonNeg(n, w, 1) }),
+		yamlpos.F("nodes", func(n ast.Node, w string) { r.Nodes = inRange(n, w, 1, MaxNodes) }),
+		yamlpos.F("gpus_per_node", func(n ast.Node, w string) { r.GPUsPerNode = inRange(n, w, 0, MaxGPUsPerNode) }),
+		yamlpos.F("cpus_per_task", func(n ast.Node, w string) { r.CPUsPerTask = inRange(n, w, 1, MaxCPUsPerTask) }),
 		yamlpos.F("mem", func(n ast.Node, w string) {
 			v, ok := d.Scalar(n, w)
 			if ok && !memRE.MatchString(v.S) {

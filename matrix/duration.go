@@ -14,6 +14,18 @@ const defaultTime = time.Hour
 // formats ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS").
 // The result is positive.
 func ParseDuration(s string) (time.Duration, error) {
+	d, err := parseDuration(s)
+	if err == nil && d > MaxDuration {
+		return 0, fmt.Errorf("%q is longer than %d days", s, MaxDuration/(24*time.Hour))
+	}
+	return d, err
+}
+
+// MaxDuration bounds a time limit; longer ones are typos (and past
+// Slurm's own limits), and bounding them keeps the arithmetic exact.
+const MaxDuration = 365 * 24 * time.Hour
+
+func parseDuration(s string) (time.Duration, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d <= 0 {
 			return 0, errors.New("duration must be positive")
@@ -24,8 +36,8 @@ func ParseDuration(s string) (time.Duration, error) {
 	rest := s
 	if i := strings.IndexByte(s, '-'); i >= 0 {
 		n, err := strconv.Atoi(s[:i])
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("bad day count in %q", s)
+		if err != nil || n < 0 || n > 366 {
+			return 0, fmt.Errorf("bad day count in %q (expected 0 to 366)", s)
 		}
 		days, rest = n, s[i+1:]
 	}
@@ -36,7 +48,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	nums := make([]int, len(parts))
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || (i > 0 && n > 59) {
+		if err != nil || n < 0 || n > 1<<24 || (i > 0 && n > 59) {
 			return 0, fmt.Errorf("bad duration %q", s)
 		}
 		nums[i] = n

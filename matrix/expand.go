@@ -52,6 +52,9 @@ func Expand(s *Spec) ([]Cell, error) {
 	combos = x.exclude(combos)
 	combos = x.include(combos)
 	cells := x.cells(combos)
+	if len(cells) == 0 && len(x.d.Errs) == 0 {
+		x.d.ErrAt(Value{Pos: x.s.Matrix.Pos}, "matrix: expands to no cells (the excludes remove every combination); a sweep needs at least one")
+	}
 	if len(x.d.Errs) > 0 {
 		return nil, x.d.Errs
 	}

@@ -138,6 +138,7 @@ type Geometry struct {
 
 // Matrix is the grid: axes in file order, plus exclude and include entries.
 type Matrix struct {
+	Pos     Pos // of the matrix key
 	Axes    []Axis
 	Exclude []Entry
 	Include []Entry

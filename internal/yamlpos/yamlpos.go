@@ -5,12 +5,14 @@
 package yamlpos
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	goyaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -59,7 +61,19 @@ type Decoder struct {
 	File    string
 	anchors map[string]ast.Node
 	Errs    ErrorList
+	merging map[ast.Node]bool // mappings whose merge keys are being expanded
 }
+
+// Limits on what Parse accepts. The YAML library has no protection of its
+// own: its parser is quadratic in the size of one mapping (a 1.6 MB
+// mapping took 14 s) and recursive in nesting. Specs and pins files are
+// small; these bounds are far above any real one.
+const (
+	MaxSize   = 256 << 10 // bytes
+	MaxDepth  = 64        // nested flow collections, or list dashes on one line
+	MaxIndent = 256       // columns of indentation (block nesting)
+	maxMerge  = 16        // nested merge keys
+)
 
 // NewDecoder is a decoder for values already parsed (to report errors).
 func NewDecoder(file string) *Decoder {
@@ -70,6 +84,10 @@ func NewDecoder(file string) *Decoder {
 // message for an empty file.
 func Parse(file string, src []byte, what string) (ast.Node, *Decoder, error) {
 	d := NewDecoder(file)
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")) // a byte order mark is valid YAML
+	if err := Check(file, src); err != nil {
+		return nil, nil, err
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var se *goyaml.SyntaxError
@@ -133,6 +151,69 @@ func PosOf(n ast.Node) Pos {
 	return Pos{p.Line, p.Column}
 }
 
+// Check refuses, with a position, what Parse must not hand to the YAML
+// library: a file over MaxSize, a NUL byte or invalid UTF-8, flow
+// collections nested deeper than MaxDepth, more than MaxDepth list dashes
+// on one line, and indentation past MaxIndent columns.
+func Check(file string, src []byte) error {
+	if len(src) > MaxSize {
+		return ErrorList{{File: file, Pos: Pos{1, 1}, Msg: fmt.Sprintf("file is %d bytes, over the %d-byte limit", len(src), MaxSize)}}
+	}
+	at := func(line, col int, format string, args ...any) error {
+		return ErrorList{{File: file, Pos: Pos{line, col}, Msg: fmt.Sprintf(format, args...)}}
+	}
+	depth := 0
+	for ln, l := range bytes.Split(src, []byte("\n")) {
+		line := ln + 1
+		if i := bytes.IndexByte(l, 0); i >= 0 {
+			return at(line, i+1, "a NUL byte (YAML text cannot hold one)")
+		}
+		if !utf8.Valid(l) {
+			col := 1
+			for len(l) > 0 {
+				r, size := utf8.DecodeRune(l)
+				if r == utf8.RuneError && size <= 1 {
+					break
+				}
+				l, col = l[size:], col+1
+			}
+			return at(line, col, "invalid UTF-8 (a spec is UTF-8 text)")
+		}
+		indent := len(l) - len(bytes.TrimLeft(l, " "))
+		if indent > MaxIndent {
+			return at(line, indent+1, "indented %d columns, past the limit of %d: nested too deep", indent, MaxIndent)
+		}
+		dashes := 0
+		quote := byte(0)
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				} else if c == '\\' && quote == '"' {
+					i++
+				}
+			case c == '#' && (i == 0 || l[i-1] == ' ' || l[i-1] == '\t'):
+				i = len(l)
+			case c == '"' || c == '\'':
+				quote = c
+			case c == '[' || c == '{':
+				if depth++; depth > MaxDepth {
+					return at(line, i+1, "collections nested more than %d deep", MaxDepth)
+				}
+			case c == ']' || c == '}':
+				depth = max(depth-1, 0)
+			case c == '-' && (i+1 == len(l) || l[i+1] == ' ') && depth == 0:
+				if dashes++; dashes > MaxDepth {
+					return at(line, i+1, "lists nested more than %d deep on one line", MaxDepth)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // resolve strips anchors, tags and aliases down to the node they stand for.
 func (d *Decoder) Resolve(n ast.Node) ast.Node {
 	for i := 0; i < 32 && n != nil; i++ {
@@ -181,14 +262,23 @@ func (d *Decoder) Scalar(n ast.Node, where string) (Value, bool) {
 	r := d.Resolve(n)
 	switch t := r.(type) {
 	case *ast.StringNode:
-		return Value{t.Value, PosOf(n)}, true
+		return d.text(t.Value, n), true
 	case *ast.LiteralNode:
-		return Value{t.Value.Value, PosOf(n)}, true
+		return d.text(t.Value.Value, n), true
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 		return Value{r.GetToken().Value, PosOf(n)}, true
 	}
 	d.Errorf(orNode(n, r), "%s: expected a scalar, got %s", where, KindName(r))
 	return Value{}, false
+}
+
+// text is a string value, refused when it holds a NUL, which no argv
+// word, environment value or file name can carry (a "\0" escape).
+func (d *Decoder) text(s string, n ast.Node) Value {
+	if strings.IndexByte(s, 0) >= 0 {
+		d.Errorf(n, "%q contains a NUL character, which no command line, environment value or file name can hold", s)
+	}
+	return Value{s, PosOf(n)}
 }
 
 func orNode(a, b ast.Node) ast.Node {
@@ -275,6 +365,15 @@ func (d *Decoder) Mapping(n ast.Node, where string) []KV {
 		out = append(out, e)
 	}
 	var merged []KV
+	if d.merging == nil {
+		d.merging = map[ast.Node]bool{}
+	}
+	if d.merging[r] || len(d.merging) >= maxMerge {
+		d.Errorf(orNode(n, r), "%s: merge keys refer to themselves or nest more than %d deep", where, maxMerge)
+		return nil
+	}
+	d.merging[r] = true
+	defer delete(d.merging, r)
 	for _, mv := range values {
 		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 			merged = append(merged, d.Mapping(mv.Value, where+".<<")...)
