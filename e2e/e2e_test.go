@@ -138,7 +138,7 @@ func waitFor(t *testing.T, c cluster, dir string, timeout time.Duration, what st
 	t.Helper()
 	end := time.Now().Add(timeout)
 	for {
-		cells, _, err := scheduler.Status(context.Background(), dir, c.slurm())
+		cells, _, err := scheduler.Observe(context.Background(), dir, c.slurm())
 		if err != nil {
 			t.Fatal(err)
 		}

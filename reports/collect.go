@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -125,16 +124,22 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 	if hasState {
 		cr.State = st.State
 	}
-	mk, hasMarker, _ := sweep.ReadExitMarker(root, c.ID)
+	mk, hasMarker, err := sweep.ReadExitMarker(root, c.ID)
+	if err != nil {
+		// A marker that cannot be read says nothing trustworthy about how
+		// the job ended: the cell has no valid outcome.
+		cr.Outcome, cr.Detail = Invalid, "exit marker: "+err.Error()
+		return cr
+	}
 	if hasMarker {
 		code := mk.ExitCode
 		cr.ExitCode = &code
 		cr.Started = mk.Started.UTC().Format(time.RFC3339)
 	}
-	cellDir := filepath.Join(root, sweep.CellsDir, c.ID)
 	cr.Image.SourceRevisions = readRevisions(root, c.ID)
 
-	b, err := readContained(root, filepath.Join(cellDir, sweep.ResultFile), opts.MaxResultSize)
+	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.ResultFile, opts.MaxResultSize)
+	var refused *sweep.RefusedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
@@ -153,6 +158,12 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 			}
 		}
 		cr.Detail = "no result.json (" + cr.State + ")"
+		return cr
+	case errors.As(err, &refused):
+		cr.Outcome, cr.Detail = Invalid, "result.json "+refused.Reason
+		if strings.Contains(refused.Reason, "limit") {
+			cr.Detail += " (--max-result-size)"
+		}
 		return cr
 	case err != nil:
 		cr.Outcome, cr.Detail = Invalid, err.Error()
@@ -198,50 +209,6 @@ func anyFailed(cases []Case) bool {
 		}
 	}
 	return false
-}
-
-// readContained reads path, refusing a link that leads out of root and a
-// file larger than max.
-func readContained(root, path string, max int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return nil, fmt.Errorf("result.json is a broken link: %v", err)
-		}
-		if !strings.HasPrefix(target, root+string(filepath.Separator)) {
-			return nil, fmt.Errorf("result.json is a link to %s, outside the sweep directory", target)
-		}
-		if fi, err = os.Stat(target); err != nil {
-			return nil, err
-		}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("result.json is not a regular file")
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("result.json is %s, over the %s limit (--max-result-size)", size(fi.Size()), size(max))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("result.json grew past the %s limit while being read", size(max))
-	}
-	return b, nil
-}
-
-func size(n int64) string {
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // readRevisions reads the source-revisions.json the job copied out of the

@@ -105,9 +105,9 @@ func compiled() (*jsonschema.Schema, error) {
 // ParseResult validates b against the result.json v1 schema and decodes it.
 // The error says what is wrong and where (a JSON pointer).
 func ParseResult(b []byte) (*Result, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	doc, err := decodeJSON(b)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
+		return nil, err
 	}
 	if m, ok := doc.(map[string]any); ok {
 		if v, ok := m["schema_version"]; ok && fmt.Sprint(v) != fmt.Sprint(SchemaVersion) {

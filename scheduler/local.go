@@ -290,13 +290,21 @@ func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
 		}
 	}
 	// Tasks of a live executor that have not started are pending.
+	m, err := sweep.ReadManifest(l.Dir)
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range sweep.Submissions(recs) {
 		if s.JobID == "" || !want[s.JobID] || !alive(executor[s.Intent.Seq]) {
 			continue
 		}
 		idx, _ := sweep.ParseIndices(s.Intent.Indices)
+		array := m.JobByName(s.Intent.Job) != nil && m.JobByName(s.Intent.Job).Array
 		for _, i := range idx {
-			k := TaskKey(s.JobID, i-s.Intent.Offset)
+			k := TaskKey(s.JobID, -1) // a plain job (--no-array) is one task
+			if array {
+				k = TaskKey(s.JobID, i-s.Intent.Offset)
+			}
 			if _, ok := p.Tasks[k]; !ok {
 				p.Tasks[k] = sweep.TaskState{State: StatePending, Source: "journal", Reason: "queued in the local executor"}
 			}

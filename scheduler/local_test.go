@@ -217,3 +217,73 @@ func renderSpec(t testing.TB, path string, src []byte, opts sbatch.Options) (str
 	}
 	return dir, m
 }
+
+// A status query only reads; Observe (what follows a sweep) records the
+// terminal states it saw in observed.json.
+func TestStatusOnlyReads(t *testing.T) {
+	dir, _ := localSweep(t, []string{"pass"}, "1h")
+	runLocal(t, context.Background(), dir, 1)
+	obs := filepath.Join(dir, sweep.ObservedFile)
+	must := func(err error) {
+		t.Helper()
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	must(os.Remove(obs))
+	l := &scheduler.Local{Dir: dir}
+	before, _ := os.ReadDir(dir)
+	if _, _, err := scheduler.Status(context.Background(), dir, l); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		t.Fatalf("status wrote into the sweep directory: %d entries before, %d after", len(before), len(after))
+	}
+	if _, _, err := scheduler.Observe(context.Background(), dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(obs); err != nil {
+		t.Fatalf("observe recorded nothing: %v", err)
+	}
+}
+
+// With one job per cell (--no-array), a queued task of a live executor is
+// PENDING, not LOST.
+func TestLocalQueuedNoArray(t *testing.T) {
+	harness, _ := filepath.Abs("../examples/harness/phase1_sim.py")
+	src := fmt.Sprintf(`version: 1
+name: queued
+scheduler: local
+harness:
+  command: [python3, %q, --results-dir, "{{.CellDir}}", --sim, "{{.Params.sim}}"]
+topologies: {aggregated: {resources: {time: 1h}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: ["sleep:300", "sleep:301"]}
+`, harness)
+	dir, _ := renderSpec(t, "queued.yaml", []byte(src), sbatch.Options{SweepID: "queued", NoArray: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = scheduler.Submit(ctx, dir, &scheduler.Local{Dir: dir, Parallel: 1, Grace: time.Second}, scheduler.SubmitOptions{})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for i := 0; ; i++ {
+		cells, _, err := scheduler.Status(context.Background(), dir, &scheduler.Local{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := scheduler.Counts(cells)
+		if counts[scheduler.StateRunning] == 1 {
+			if counts[scheduler.StatePending] != 1 {
+				t.Fatalf("one task runs; the queued one is %s", scheduler.CountsLine(cells))
+			}
+			return
+		}
+		if i == 1200 {
+			t.Fatalf("no task started: %s", scheduler.CountsLine(cells))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -74,7 +74,7 @@ func (Records) Cancel(context.Context, []string) error {
 // be asked (another machine, the controller down), warn is told why and
 // the states come from the sweep's own records.
 func States(ctx context.Context, dir string, sched Scheduler, warn func(error)) (map[string]sweep.TaskState, error) {
-	cells, _, err := Status(ctx, dir, sched)
+	cells, _, err := Observe(ctx, dir, sched)
 	if err != nil {
 		warn(err)
 		if cells, _, err = Status(ctx, dir, Records{}); err != nil {
@@ -111,7 +111,7 @@ func Select(cells []CellStatus, s Selection) map[string]bool {
 // of the given cells. It returns how many tasks it cancelled; a cell that
 // is not live is a usage error.
 func Cancel(ctx context.Context, dir string, sched Scheduler, cellIDs []string) (int, error) {
-	cells, _, err := Status(ctx, dir, sched)
+	cells, _, err := Observe(ctx, dir, sched)
 	if err != nil {
 		return 0, err
 	}
@@ -137,7 +137,7 @@ func Cancel(ctx context.Context, dir string, sched Scheduler, cellIDs []string) 
 // calling show with each poll's cells, and returns the last poll.
 func Watch(ctx context.Context, dir string, sched Scheduler, interval time.Duration, show func([]CellStatus)) ([]CellStatus, error) {
 	for {
-		cells, _, err := Status(ctx, dir, sched)
+		cells, _, err := Observe(ctx, dir, sched)
 		if err != nil {
 			return nil, err
 		}

@@ -29,8 +29,21 @@ type CellStatus struct {
 // Status reports every cell of the sweep in dir: the latest submission of
 // each cell from the journal, one scheduler poll for all of them, and the
 // cells' exit markers where the scheduler says nothing (accounting off and
-// the job forgotten, or not yet recorded).
+// the job forgotten, or not yet recorded). It only reads: the terminal
+// states a scheduler reports are kept for later by Observe.
 func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Poll, error) {
+	return status(ctx, dir, sched, false)
+}
+
+// Observe is Status that also records in observed.json the terminal
+// states the scheduler reported, which outlive its memory where
+// accounting is off. Whatever follows a sweep (status --watch, run
+// --wait, submit, collect) observes; a plain status query does not write.
+func Observe(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Poll, error) {
+	return status(ctx, dir, sched, true)
+}
+
+func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]CellStatus, *Poll, error) {
 	m, err := sweep.ReadManifest(dir)
 	if err != nil {
 		return nil, nil, err
@@ -76,10 +89,8 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 	if err != nil {
 		return nil, nil, err
 	}
-	seenBefore, err := sweep.ReadObserved(dir)
-	if err != nil {
-		return nil, nil, err
-	}
+	// An unreadable observed.json (refused, corrupt) costs detail only.
+	seenBefore, _ := sweep.ReadObserved(dir)
 	observed := 0
 	for i := range out {
 		cs := &out[i]
@@ -120,7 +131,7 @@ func Status(ctx context.Context, dir string, sched Scheduler) ([]CellStatus, *Po
 				Reason: "Slurm no longer knows the job and it left no exit marker"}
 		}
 	}
-	if observed > 0 {
+	if record && observed > 0 {
 		// Best effort: losing it only costs detail later.
 		_ = sweep.WriteObserved(dir, seenBefore)
 	}

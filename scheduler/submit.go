@@ -86,7 +86,7 @@ func Submit(ctx context.Context, dir string, sched Scheduler, opts SubmitOptions
 	if err := q.Wait(ctx, j); err != nil {
 		return rep, fmt.Errorf("interrupted: running tasks were terminated and are recorded as CANCELLED")
 	}
-	rep.Final, _, err = Status(context.WithoutCancel(ctx), dir, sched)
+	rep.Final, _, err = Observe(context.WithoutCancel(ctx), dir, sched)
 	return rep, err
 }
 

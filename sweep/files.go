@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -22,32 +23,37 @@ const (
 	MaxRevisionsSize = 1 << 20
 )
 
+// RefusedError is a file of a sweep directory that ReadFile would not
+// read. Error() is "REL REASON": "cells/ID/exit is a named pipe, not a
+// regular file".
+type RefusedError struct {
+	Rel    string // the path inside the sweep directory
+	Reason string // "is a link to ..., outside the sweep directory", ...
+}
+
+func (e *RefusedError) Error() string { return e.Rel + " " + e.Reason }
+
 // ReadFile reads rel, a slash-separated path inside the sweep directory
-// dir, refusing what a sweep directory never legitimately holds: a path
-// that leaves dir (through "..", an absolute link or a link in any
-// component), anything but a regular file (a FIFO would block the reader
-// forever, a device would never end), and a file over max bytes. A missing
-// file is an error wrapping fs.ErrNotExist. Errors name the file.
+// dir, refusing (with a *RefusedError) what a sweep directory never
+// legitimately holds: a path that leaves dir (through "..", or a link in
+// any component, the last or a directory above it), anything but a
+// regular file (a FIFO would block the reader forever, a device would
+// never end), and a file over max bytes. A missing file is an error
+// wrapping fs.ErrNotExist.
 func ReadFile(dir, rel string, max int64) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	return readIn(root, dir, rel, max)
-}
-
-func readIn(root *os.Root, dir, rel string, max int64) ([]byte, error) {
-	name := filepath.Join(dir, rel)
 	// O_NONBLOCK: opening a FIFO must not wait for a writer; on a regular
 	// file it changes nothing.
 	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("%s: refused: %v (kvsweep reads only regular files inside the sweep directory)", name, pe.Err)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, err
 		}
-		return nil, err
+		return nil, &RefusedError{rel, escape(dir, rel, err)}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -55,35 +61,50 @@ func readIn(root *os.Root, dir, rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: refused: a %s, not a regular file", name, kind(fi.Mode()))
+		return nil, &RefusedError{rel, "is a " + kind(fi.Mode()) + ", not a regular file"}
 	}
 	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: refused: %d bytes, over the %d-byte limit", name, fi.Size(), max)
+		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(fi.Size()), Size(max))}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: refused: grew past the %d-byte limit while being read", name, max)
+		return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
 	}
 	return b, nil
 }
 
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDir != 0:
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
+// escape says which link takes rel out of dir, for a refused open.
+func escape(dir, rel string, err error) string {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		p := filepath.Join(dir, filepath.Join(parts[:i+1]...))
+		fi, lerr := os.Lstat(p)
+		if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, _ := os.Readlink(p)
+		if i == len(parts)-1 {
+			return fmt.Sprintf("is a link to %s, outside the sweep directory", target)
+		}
+		return fmt.Sprintf("is under %s, a link to %s, outside the sweep directory", strings.Join(parts[:i+1], "/"), target)
 	}
-	return "special file"
+	return fmt.Sprintf("is outside the sweep directory (%v)", err)
+}
+
+// Size is a byte count for messages: "512 B", "64.0 KiB", "16.0 MiB".
+func Size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 // WriteFileAtomic writes data to path through a temporary file and rename,
@@ -110,4 +131,18 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDir != 0:
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }

@@ -68,7 +68,48 @@ func OpenJournal(dir string) (*Journal, error) {
 		}
 		return nil, err
 	}
+	if err := repairTail(f, dir); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &Journal{f: f}, nil
+}
+
+// repairTail makes the journal end at a record boundary before anything is
+// appended, so a record torn by a crash mid-append never has the next
+// record written onto it. A tail that is a whole record without its line
+// break gets the line break; anything else is moved to
+// state.jsonl.torn-TIME beside the journal (nothing is thrown away) and
+// cut off.
+func repairTail(f *os.File, dir string) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	const window = 1 << 20 // a record is far smaller
+	start := max(fi.Size()-window, 0)
+	buf := make([]byte, fi.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil {
+		return err
+	}
+	if buf[len(buf)-1] == '\n' {
+		return nil
+	}
+	cut := bytes.LastIndexByte(buf, '\n') + 1
+	tail := buf[cut:]
+	var r Record
+	if json.Unmarshal(tail, &r) == nil && r.Type != "" {
+		_, err := f.Write([]byte("\n"))
+		return err
+	}
+	side := filepath.Join(dir, JournalFile+".torn-"+time.Now().UTC().Format("20060102T150405.000000000"))
+	if err := os.WriteFile(side, tail, 0o644); err != nil {
+		return fmt.Errorf("moving the torn end of %s aside: %w", JournalFile, err)
+	}
+	if err := f.Truncate(start + int64(cut)); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // Append writes one record and syncs it to disk before returning.
