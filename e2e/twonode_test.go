@@ -78,7 +78,8 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	}
 	// The head (kvsn1) ran etcd and passed the barrier; the second node
 	// (kvsn2, its own address) passed it too and ran the agent.
-	m := regexp.MustCompile(`etcd at http://10\.213\.77\.11:(\d+) is healthy`).FindStringSubmatch(jobLog)
+	net := os.Getenv("KVSWEEP_TWONODE_NET") // the /24 of the two nodes, "10.213.77"
+	m := regexp.MustCompile(`etcd at http://` + regexp.QuoteMeta(net+".11") + `:(\d+) is healthy`).FindStringSubmatch(jobLog)
 	if m == nil || !strings.Contains(jobLog, ": head passed with 2 participants") {
 		t.Fatalf("head side:\n%s", jobLog)
 	}
@@ -86,14 +87,14 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		t.Errorf("the job's own etcd did not serve:\n%s", read("etcd.log"))
 	}
 	// Torn down: nothing listens on the job's etcd port on the head any more.
-	ss, err := exec.Command("nsenter", "--net=/var/run/netns/kvsn1", "ss", "-Hltn", "sport = :"+m[1]).CombinedOutput()
+	ss, err := exec.Command("nsenter", "--net="+os.Getenv("KVSWEEP_TWONODE_NETNS"), "ss", "-Hltn", "sport = :"+m[1]).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(ss)) != "" {
 		t.Errorf("after the job, port %s on the head: %v %q", m[1], err, ss)
 	}
 	if b := read("remote/barrier.log"); !strings.Contains(b, ": remote passed with 2 participants") {
 		t.Errorf("remote barrier: %q", b)
 	}
-	if a := read("remote/agent.log"); !strings.Contains(a, "agent on kvsn2 at 10.213.77.12/24") {
+	if a := read("remote/agent.log"); !strings.Contains(a, "agent on kvsn2 at "+net+".12/24") {
 		t.Errorf("agent: %q", a)
 	}
 	if _, ok, _ := sweep.ReadExitMarker(dir, cell.ID); !ok {

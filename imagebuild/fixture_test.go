@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +31,16 @@ type env struct {
 
 var fix *env
 
+// gitDaemon is the git daemon the fixtures share, stopped (with the
+// children it forked per connection) when the tests end.
+var gitDaemon *exec.Cmd
+
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if gitDaemon != nil {
+		_ = syscall.Kill(-gitDaemon.Process.Pid, syscall.SIGKILL)
+		_ = gitDaemon.Wait()
+	}
 	if fix != nil && fix.gitBase != "" {
 		os.RemoveAll(fix.gitBase)
 	}
@@ -74,10 +83,11 @@ func startGitDaemon(t *testing.T, base string) string {
 	l.Close()
 	cmd := exec.Command("git", "daemon", "--base-path="+base, "--export-all", "--reuseaddr",
 		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = cmd.Wait() }()
+	gitDaemon = cmd
 	for i := 0; i < 100; i++ {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()

@@ -10,19 +10,20 @@
 #   scripts/buildkit-env.sh stop      what start started
 #   scripts/buildkit-env.sh env       the variables the tests read
 #
-# State lives under $KVSWEEP_BUILDKIT_DIR (default /tmp/kvsweep-buildkit). Root only.
+# State lives under $KVSWEEP_TEST_BASE/buildkit and the ports are this
+# run's (scripts/lib.sh: KVSWEEP_TEST_SLOT). Root only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-BASE=${KVSWEEP_BUILDKIT_DIR:-/tmp/kvsweep-buildkit}
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+BASE=$KVSWEEP_TEST_BASE/buildkit
 BIN=$ROOT/.tools/bin
-REGISTRY=127.0.0.1:5055
-REGISTRY_RO=127.0.0.1:5056
+REGISTRY=127.0.0.1:$((PORT_BASE + 55))
+REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
 PKGS=(runc docker-registry squashfs-tools busybox-static git curl)
 
 log() { echo "buildkit-env: $*" >&2; }
-# shellcheck source=scripts/lib.sh
-. scripts/lib.sh
 
 install() {
 	apt_need "${PKGS[@]}"

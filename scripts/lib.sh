@@ -31,3 +31,17 @@ stop_pidfile() {
 	kill -9 "$pid" 2>/dev/null || true
 	rm -f "$f"
 }
+
+# Per-run isolation. Every state directory and port of the test services
+# derives from one slot, so two checkouts running the test command on one
+# machine never share a daemon, a port or a file. The slot defaults to a
+# number derived from the checkout's path; KVSWEEP_TEST_SLOT (0-49) sets it.
+# KVSWEEP_TEST_BASE (default /tmp/kvsweep-SLOT) holds all state.
+KVSWEEP_CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${KVSWEEP_TEST_SLOT:=$(($(printf %s "$KVSWEEP_CHECKOUT" | cksum | cut -d' ' -f1) % 50))}"
+: "${KVSWEEP_TEST_BASE:=/tmp/kvsweep-$KVSWEEP_TEST_SLOT}"
+export KVSWEEP_TEST_SLOT KVSWEEP_TEST_BASE
+# PORT_BASE+0..99 are this slot's ports (below the kernel's ephemeral range
+# and the ports two-node jobs give their etcd).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+PORT_BASE=$((10000 + KVSWEEP_TEST_SLOT * 100))

@@ -13,26 +13,34 @@
 #   scripts/slurm-env.sh env       the variables tests read (KVSWEEP_SLURM_ACCT/NOACCT/TWONODE)
 #   scripts/slurm-env.sh ctld-stop|ctld-start CLUSTER   (for outage tests)
 #
-# State lives under $KVSWEEP_SLURM_DIR (default /tmp/kvsweep-slurm). Root only.
+# Everything is this run's own (scripts/lib.sh: KVSWEEP_TEST_SLOT): state
+# under $KVSWEEP_TEST_BASE/slurm, the ports, a munged and a MariaDB server
+# of its own, and the two-node network's names and addresses. Root only.
 set -euo pipefail
 
-BASE=${KVSWEEP_SLURM_DIR:-/tmp/kvsweep-slurm}
-PKGS=(munge slurm-wlm slurmdbd mariadb-server iproute2 util-linux)
-
-# The two-node cluster's network: a bridge on the host, one namespace per node.
-NET=10.213.77
-BRIDGE=kvsbr0
-TWO_PORTS="6937 6938"
-
-log() { echo "slurm-env: $*" >&2; }
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+BASE=$KVSWEEP_TEST_BASE/slurm
+PKGS=(munge slurm-wlm slurmdbd mariadb-server iproute2 util-linux)
+
+# The two-node cluster's network: a bridge on the host, one namespace per
+# node, on a private /24 of this slot.
+NET=10.213.$((77 + KVSWEEP_TEST_SLOT))
+BRIDGE=kvsbr$KVSWEEP_TEST_SLOT
+NS=kvs${KVSWEEP_TEST_SLOT}n # namespaces ${NS}1, ${NS}2
+TWO_PORTS="$((PORT_BASE + 37)) $((PORT_BASE + 38))"
+
+log() { echo "slurm-env: $*" >&2; }
 
 install() { apt_need "${PKGS[@]}"; }
 
 # Cluster layout: name, slurmctld port, slurmd port.
-CLUSTERS=("acct 6917 6918" "noacct 6927 6928")
-DBD_PORT=6919
+CLUSTERS=("acct $((PORT_BASE + 17)) $((PORT_BASE + 18))" "noacct $((PORT_BASE + 27)) $((PORT_BASE + 28))")
+DBD_PORT=$((PORT_BASE + 19))
+DB_PORT=$((PORT_BASE + 6))
+MUNGE=$BASE/munge
+MUNGE_SOCKET=$MUNGE/munge.socket
+DB=$BASE/mysql
 
 conf_of() { echo "$BASE/$1/slurm.conf"; }
 
@@ -51,6 +59,7 @@ write_conf() {
 		echo "SlurmUser=root"
 		echo "SlurmdUser=root"
 		echo "AuthType=auth/munge"
+		echo "AuthInfo=socket=$MUNGE_SOCKET"
 		echo "StateSaveLocation=$dir/ctld"
 		echo "SlurmdSpoolDir=$dir/d"
 		echo "SlurmctldPidFile=$dir/slurmctld.pid"
@@ -98,25 +107,34 @@ write_conf() {
 	fi
 }
 
+munge_ok() { munge -S "$MUNGE_SOCKET" -n 2>/dev/null | unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1; }
+
+# start_munge runs this run's own munged on a socket under BASE.
 start_munge() {
-	if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return; fi
-	mkdir -p /run/munge /var/log/munge /var/lib/munge
-	chown munge:munge /run/munge /var/log/munge /var/lib/munge
+	if munge_ok; then return; fi
+	mkdir -p "$MUNGE"
+	chown munge:munge "$MUNGE"
+	chmod 755 "$MUNGE" # clients need to reach the socket
 	[ -f /etc/munge/munge.key ] || /usr/sbin/mungekey --create
-	su munge -s /bin/sh -c /usr/sbin/munged
-	for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return; sleep 0.1; done
-	log "munged did not start"
+	su munge -s /bin/sh -c "/usr/sbin/munged --socket=$MUNGE_SOCKET --pid-file=$MUNGE/munged.pid --log-file=$MUNGE/munged.log --seed-file=$MUNGE/munged.seed"
+	for _ in $(seq 50); do munge_ok && return; sleep 0.1; done
+	log "munged did not start: $(tail -3 "$MUNGE/munged.log" 2>&1)"
 	return 1
 }
 
+db() { mysql --socket="$DB/mysqld.sock" "$@"; }
+
+# start_mariadb runs this run's own MariaDB server (data, socket and port
+# its own) for slurmdbd.
 start_mariadb() {
-	if mysqladmin ping >/dev/null 2>&1; then return; fi
-	mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
-	[ -d /var/lib/mysql/mysql ] || mysql_install_db --user=mysql >/dev/null
-	start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/kvsweep.pid --make-pidfile \
-		--exec /usr/sbin/mariadbd -- --user=mysql
-	for _ in $(seq 100); do mysqladmin ping >/dev/null 2>&1 && break; sleep 0.2; done
-	mysql -e "CREATE DATABASE IF NOT EXISTS kvsweep_acct; CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'kvsweep'; GRANT ALL ON kvsweep_acct.* TO 'slurm'@'localhost';"
+	if mysqladmin --socket="$DB/mysqld.sock" ping >/dev/null 2>&1; then return; fi
+	mkdir -p "$DB"
+	chown mysql:mysql "$DB"
+	[ -d "$DB/data/mysql" ] || mysql_install_db --user=mysql --datadir="$DB/data" >"$DB/install.log" 2>&1
+	/usr/sbin/mariadbd --user=mysql --datadir="$DB/data" --socket="$DB/mysqld.sock" --pid-file="$DB/mysqld.pid" \
+		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$DB/error.log" >/dev/null 2>&1 &
+	for _ in $(seq 150); do mysqladmin --socket="$DB/mysqld.sock" ping >/dev/null 2>&1 && break; sleep 0.2; done
+	db -e "CREATE DATABASE IF NOT EXISTS kvsweep_acct; CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'kvsweep'; GRANT ALL ON kvsweep_acct.* TO 'slurm'@'127.0.0.1';"
 }
 
 start_slurmdbd() {
@@ -124,13 +142,15 @@ start_slurmdbd() {
 	if pid_running "$dir/slurmdbd.pid"; then return; fi
 	cat >"$dir/slurmdbd.conf" <<EOF
 AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCKET
 DbdHost=localhost
 DbdPort=$DBD_PORT
 SlurmUser=root
 PidFile=$dir/slurmdbd.pid
 LogFile=$dir/log/slurmdbd.log
 StorageType=accounting_storage/mysql
-StorageHost=localhost
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
 StorageUser=slurm
 StoragePass=kvsweep
 StorageLoc=kvsweep_acct
@@ -199,14 +219,14 @@ start_twonode() {
 	fi
 	local i
 	for i in 1 2; do
-		if ! ip netns list | grep -qw "kvsn$i"; then
-			ip netns add "kvsn$i"
-			ip link add "kvsv$i" type veth peer name "kvsv${i}p"
-			ip link set "kvsv${i}p" master "$BRIDGE" up
-			ip link set "kvsv$i" netns "kvsn$i"
-			ip -n "kvsn$i" addr add "$NET.1$i/24" dev "kvsv$i"
-			ip -n "kvsn$i" link set "kvsv$i" up
-			ip -n "kvsn$i" link set lo up
+		if ! ip netns list | grep -qw "$NS$i"; then
+			ip netns add "$NS$i"
+			ip link add "${NS}v$i" type veth peer name "${NS}v${i}p"
+			ip link set "${NS}v${i}p" master "$BRIDGE" up
+			ip link set "${NS}v$i" netns "$NS$i"
+			ip -n "$NS$i" addr add "$NET.1$i/24" dev "${NS}v$i"
+			ip -n "$NS$i" link set "${NS}v$i" up
+			ip -n "$NS$i" link set lo up
 		fi
 	done
 	local cpus mem
@@ -220,6 +240,7 @@ start_twonode() {
 		echo "SlurmUser=root"
 		echo "SlurmdUser=root"
 		echo "AuthType=auth/munge"
+		echo "AuthInfo=socket=$MUNGE_SOCKET"
 		echo "StateSaveLocation=$dir/ctld"
 		echo "SlurmdSpoolDir=$dir/d%n"
 		echo "SlurmctldPidFile=$dir/slurmctld.pid"
@@ -245,7 +266,7 @@ start_twonode() {
 	for i in 1 2; do
 		if ! pid_running "$dir/slurmd-kvsn$i.pid"; then
 			# nsenter, not "ip netns exec", which remounts /sys and breaks slurmd's cgroup probe.
-			SLURM_CONF=$dir/slurm.conf nsenter --net="/var/run/netns/kvsn$i" slurmd -f "$dir/slurm.conf" -N "kvsn$i"
+			SLURM_CONF=$dir/slurm.conf nsenter --net="/var/run/netns/$NS$i" slurmd -f "$dir/slurm.conf" -N "kvsn$i"
 		fi
 	done
 	for _ in $(seq 150); do
@@ -264,8 +285,8 @@ stop_twonode() {
 	for i in 1 2; do stop_pidfile "$dir/slurmd-kvsn$i.pid"; done
 	stop_pidfile "$dir/slurmctld.pid"
 	for i in 1 2; do
-		ip netns del "kvsn$i" 2>/dev/null || true
-		ip link del "kvsv${i}p" 2>/dev/null || true
+		ip netns del "$NS$i" 2>/dev/null || true
+		ip link del "${NS}v${i}p" 2>/dev/null || true
 	done
 	ip link del "$BRIDGE" 2>/dev/null || true
 }
@@ -296,10 +317,11 @@ stop() {
 	done
 	stop_twonode
 	stop_pidfile "$BASE/acct/slurmdbd.pid"
-	if [ -f /run/mysqld/kvsweep.pid ]; then
-		mysqladmin shutdown 2>/dev/null || stop_pidfile /run/mysqld/kvsweep.pid
-		rm -f /run/mysqld/kvsweep.pid
+	if [ -f "$DB/mysqld.pid" ]; then
+		mysqladmin --socket="$DB/mysqld.sock" shutdown 2>/dev/null || true
+		stop_pidfile "$DB/mysqld.pid"
 	fi
+	stop_pidfile "$MUNGE/munged.pid"
 	log "stopped"
 }
 
@@ -307,6 +329,8 @@ env_vars() {
 	echo "export KVSWEEP_SLURM_ACCT=$(conf_of acct)"
 	echo "export KVSWEEP_SLURM_NOACCT=$(conf_of noacct)"
 	echo "export KVSWEEP_SLURM_TWONODE=$(conf_of twonode)"
+	echo "export KVSWEEP_TWONODE_NETNS=/var/run/netns/${NS}1"
+	echo "export KVSWEEP_TWONODE_NET=$NET"
 }
 
 case ${1:-} in

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # test.sh: install what the tests need, start the services they use, run
 # every test, and stop what it started: two Slurm clusters (with and
-# without accounting), buildkitd built from the Go module proxy, and OCI
-# registries. This is the README's test command and what CI runs
-# (.ci/run). Root on Debian 12; idempotent.
+# without accounting) and a two-node one, buildkitd built from the Go
+# module proxy, OCI registries. This is the README's test command and what
+# CI runs (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)
 #   scripts/test.sh -run X     extra arguments go to go test
+#
+# Every service is this run's own (scripts/lib.sh: KVSWEEP_TEST_SLOT), so
+# two checkouts can run it on one machine at once. At the end it fails if
+# a process it started is still running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client procps)
 
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
@@ -18,9 +22,40 @@ apt_need "${APT[@]}"
 scripts/slurm-env.sh install
 scripts/buildkit-env.sh install
 
+# ours lists the processes of this run that are not test.sh's own
+# descendants: they carry its slot in their environment, or its state
+# directory on their command line.
+ours() {
+	local p pid anc
+	for p in /proc/[0-9]*; do
+		pid=${p#/proc/}
+		grep -qzx "KVSWEEP_TEST_SLOT=$KVSWEEP_TEST_SLOT" "$p/environ" 2>/dev/null ||
+			tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF "$KVSWEEP_TEST_BASE/" || continue
+		anc=$pid
+		while [ "$anc" -gt 1 ] && [ "$anc" != $$ ]; do
+			anc=$(awk '{print $4}' "/proc/$anc/stat" 2>/dev/null || echo 1)
+		done
+		[ "$anc" = $$ ] || echo "$pid"
+	done
+}
+before=" $(ours | tr '\n' ' ') "
+
 started=()
 cleanup() {
+	local rc=$? pid left=()
 	for s in "${started[@]}"; do "$s" stop || true; done
+	sleep 1
+	for pid in $(ours); do
+		case $before in *" $pid "*) continue ;; esac
+		left+=("$pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)")
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	if [ "${#left[@]}" -gt 0 ]; then
+		echo "test.sh: these processes the run started were still running at its end (now killed):" >&2
+		printf '  %s\n' "${left[@]}" >&2
+		rc=1
+	fi
+	exit "$rc"
 }
 trap cleanup EXIT
 scripts/slurm-env.sh start
@@ -39,3 +74,9 @@ if [ -n "$unformatted" ]; then
 fi
 echo "test.sh: go test" >&2
 go test -count=1 -timeout 60m "$@" ./...
+if [ $# -eq 0 ]; then
+	# Once more under the race detector, for the packages with concurrency:
+	# collect's workers, the store, the local executor and the pin resolver.
+	echo "test.sh: go test -race" >&2
+	go test -race -count=1 -timeout 30m ./reports ./scheduler ./sweep ./imagebuild
+fi
