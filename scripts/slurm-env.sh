@@ -14,8 +14,11 @@
 #   scripts/slurm-env.sh ctld-stop|ctld-start CLUSTER   (for outage tests)
 #
 # Everything is this run's own (scripts/lib.sh: KVSWEEP_TEST_SLOT): state
-# under $KVSWEEP_TEST_BASE/slurm, the ports, a munged and a MariaDB server
-# of its own, and the two-node network's names and addresses. Root only.
+# under $KVSWEEP_TEST_BASE/slurm, the ports, a MariaDB server of its own,
+# and the two-node network's names and addresses. munged is the one
+# exception: Slurm's clients reach it at its default socket whatever the
+# configuration says, so the runs share one, started by the first that
+# needs it and stopped by the last that leaves. Root only.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -38,8 +41,7 @@ install() { apt_need "${PKGS[@]}"; }
 CLUSTERS=("acct $((PORT_BASE + 17)) $((PORT_BASE + 18))" "noacct $((PORT_BASE + 27)) $((PORT_BASE + 28))")
 DBD_PORT=$((PORT_BASE + 19))
 DB_PORT=$((PORT_BASE + 6))
-MUNGE=$BASE/munge
-MUNGE_SOCKET=$MUNGE/munge.socket
+MUNGE_USERS=/run/munge/kvsweep.users # one file per run using munged
 DB=$BASE/mysql
 
 conf_of() { echo "$BASE/$1/slurm.conf"; }
@@ -59,7 +61,6 @@ write_conf() {
 		echo "SlurmUser=root"
 		echo "SlurmdUser=root"
 		echo "AuthType=auth/munge"
-		echo "AuthInfo=socket=$MUNGE_SOCKET"
 		echo "StateSaveLocation=$dir/ctld"
 		echo "SlurmdSpoolDir=$dir/d"
 		echo "SlurmctldPidFile=$dir/slurmctld.pid"
@@ -107,19 +108,30 @@ write_conf() {
 	fi
 }
 
-munge_ok() { munge -S "$MUNGE_SOCKET" -n 2>/dev/null | unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1; }
+munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
 
-# start_munge runs this run's own munged on a socket under BASE.
+# start_munge registers this run as a user of munged, starting it when
+# none runs (and marking it as started by kvsweep).
 start_munge() {
+	mkdir -p /run/munge /var/log/munge /var/lib/munge "$MUNGE_USERS"
+	chown munge:munge /run/munge /var/log/munge /var/lib/munge
+	touch "$MUNGE_USERS/$KVSWEEP_TEST_SLOT"
 	if munge_ok; then return; fi
-	mkdir -p "$MUNGE"
-	chown munge:munge "$MUNGE"
-	chmod 755 "$MUNGE" # clients need to reach the socket
 	[ -f /etc/munge/munge.key ] || /usr/sbin/mungekey --create
-	su munge -s /bin/sh -c "/usr/sbin/munged --socket=$MUNGE_SOCKET --pid-file=$MUNGE/munged.pid --log-file=$MUNGE/munged.log --seed-file=$MUNGE/munged.seed"
+	su munge -s /bin/sh -c /usr/sbin/munged
+	touch /run/munge/kvsweep.started
 	for _ in $(seq 50); do munge_ok && return; sleep 0.1; done
-	log "munged did not start: $(tail -3 "$MUNGE/munged.log" 2>&1)"
+	log "munged did not start"
 	return 1
+}
+
+# stop_munge unregisters this run; the last run to leave stops the munged
+# kvsweep started (never one that was running before).
+stop_munge() {
+	rm -f "$MUNGE_USERS/$KVSWEEP_TEST_SLOT"
+	if [ -n "$(ls -A "$MUNGE_USERS" 2>/dev/null)" ] || [ ! -f /run/munge/kvsweep.started ]; then return; fi
+	stop_pidfile /run/munge/munged.pid
+	rm -f /run/munge/kvsweep.started
 }
 
 db() { mysql --socket="$DB/mysqld.sock" "$@"; }
@@ -131,8 +143,8 @@ start_mariadb() {
 	mkdir -p "$DB"
 	chown mysql:mysql "$DB"
 	[ -d "$DB/data/mysql" ] || mysql_install_db --user=mysql --datadir="$DB/data" >"$DB/install.log" 2>&1
-	/usr/sbin/mariadbd --user=mysql --datadir="$DB/data" --socket="$DB/mysqld.sock" --pid-file="$DB/mysqld.pid" \
-		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$DB/error.log" >/dev/null 2>&1 &
+	setsid /usr/sbin/mariadbd --user=mysql --datadir="$DB/data" --socket="$DB/mysqld.sock" --pid-file="$DB/mysqld.pid" \
+		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$DB/error.log" </dev/null >/dev/null 2>&1 &
 	for _ in $(seq 150); do mysqladmin --socket="$DB/mysqld.sock" ping >/dev/null 2>&1 && break; sleep 0.2; done
 	db -e "CREATE DATABASE IF NOT EXISTS kvsweep_acct; CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'kvsweep'; GRANT ALL ON kvsweep_acct.* TO 'slurm'@'127.0.0.1';"
 }
@@ -142,7 +154,6 @@ start_slurmdbd() {
 	if pid_running "$dir/slurmdbd.pid"; then return; fi
 	cat >"$dir/slurmdbd.conf" <<EOF
 AuthType=auth/munge
-AuthInfo=socket=$MUNGE_SOCKET
 DbdHost=localhost
 DbdPort=$DBD_PORT
 SlurmUser=root
@@ -240,7 +251,6 @@ start_twonode() {
 		echo "SlurmUser=root"
 		echo "SlurmdUser=root"
 		echo "AuthType=auth/munge"
-		echo "AuthInfo=socket=$MUNGE_SOCKET"
 		echo "StateSaveLocation=$dir/ctld"
 		echo "SlurmdSpoolDir=$dir/d%n"
 		echo "SlurmctldPidFile=$dir/slurmctld.pid"
@@ -321,7 +331,7 @@ stop() {
 		mysqladmin --socket="$DB/mysqld.sock" shutdown 2>/dev/null || true
 		stop_pidfile "$DB/mysqld.pid"
 	fi
-	stop_pidfile "$MUNGE/munged.pid"
+	stop_munge
 	log "stopped"
 }
 
