@@ -119,8 +119,13 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	squash := ""
 	for _, out := range o.outputs {
 		attrs := map[string]string{"rewrite-timestamp": "true"}
-		for k, v := range ociLabels(plan.Revisions) {
-			attrs["annotation."+k] = v
+		if o.dockerMediaTypes {
+			// Docker's manifest has no annotations; the labels carry the record.
+			attrs["oci-mediatypes"] = "false"
+		} else {
+			for k, v := range ociLabels(plan.Revisions) {
+				attrs["annotation."+k] = v
+			}
 		}
 		switch out.Kind {
 		case "image":

@@ -40,7 +40,7 @@ func TestFailClosed(t *testing.T) {
 	name, digest, _ := strings.Cut(e.base, "@")
 	wrong := "sha256:" + strings.Repeat("ab", 32)
 	// Another image under the same tag: the tag has moved off the pinned digest.
-	moved := pushVariant(t, strings.Replace(name, ":1", ":moving", 1), "another image")
+	moved := pushVariant(t, strings.TrimSuffix(name, ":1")+":moving", "another image")
 	movedName, movedDigest, _ := strings.Cut(moved, "@")
 	otherTagSameRepo := movedName + "@" + digest
 	placeholderPins := e.pins(t, "<DYNAMO_COMMIT>", rp.adapter[0], kvcr, e.base)

@@ -22,8 +22,10 @@ type options struct {
 	version      string
 	connect      time.Duration
 	allowMoving  bool
-	allowDirty   bool
-	offline      bool
+	// dockerMediaTypes: Docker schema 2 manifests instead of OCI ones.
+	dockerMediaTypes bool
+	allowDirty       bool
+	offline          bool
 }
 
 // Option configures Resolve, Build and Inspect; each takes the options
@@ -133,4 +135,13 @@ func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
 		return e, fmt.Errorf("cache %q: type must be registry, local or inline", spec)
 	}
 	return e, nil
+}
+
+// WithDockerMediaTypes writes Docker schema 2 manifests instead of OCI
+// ones (the labels still carry the record; Docker's manifest has no
+// annotations). For clients that ask a registry for a manifest without
+// saying they accept OCI, and registries that then answer 404: enroot
+// 4.1's registry probe and a distribution 2.x registry are such a pair.
+func WithDockerMediaTypes() Option {
+	return func(o *options) error { o.dockerMediaTypes = true; return nil }
 }

@@ -22,9 +22,18 @@ type ScriptData struct {
 	Container matrix.Container
 	EnvPass   []string
 	EnvSet    []EnvVar
-	EnvNames  []string // EnvPass and the names of EnvSet, for runtimes that pass names explicitly
-	Workers   int
+	// EnvNames are the variables runtimes that pass names explicitly
+	// (enroot, docker) hand into the container: the job's identity
+	// (JobEnv), then EnvPass and the names of EnvSet.
+	EnvNames []string
+	Workers  int
 }
+
+// JobEnv are the variables that tell a harness which sweep, cell and job
+// it runs in; every runtime passes them into the container.
+var JobEnv = []string{"KVSWEEP_SWEEP_ID", "KVSWEEP_SWEEP_DIR", "KVSWEEP_CELL_ID", "KVSWEEP_CELL_DIR",
+	"KVSWEEP_SERVICES_DIR", "KVCR_SERVICE_INDEX", "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+	"SLURM_JOB_NODELIST", "SLURM_JOB_PARTITION"}
 
 // EnvVar is a literal environment value of the spec.
 type EnvVar struct{ Name, Value string }
@@ -41,7 +50,7 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 		EnvPass:   spec.Env.Pass,
 		Workers:   2,
 	}
-	d.EnvNames = append(d.EnvNames, spec.Env.Pass...)
+	d.EnvNames = append(append(d.EnvNames, JobEnv...), spec.Env.Pass...)
 	for _, k := range spec.Env.SetKeys {
 		d.EnvSet = append(d.EnvSet, EnvVar{k, spec.Env.Set[k]})
 		d.EnvNames = append(d.EnvNames, k)

@@ -46,6 +46,15 @@ DB=$BASE/mysql
 
 conf_of() { echo "$BASE/$1/slurm.conf"; }
 
+# plugstack DIR: with pyxis built (scripts/runtime-env.sh exports
+# KVSWEEP_PYXIS_SO), load it into the cluster whose config is in DIR, so
+# srun --container-image runs steps in an image through enroot.
+plugstack() {
+	[ -n "${KVSWEEP_PYXIS_SO:-}" ] || return 0
+	echo "required $KVSWEEP_PYXIS_SO runtime_path=$KVSWEEP_PYXIS_RUNTIME" >"$1/plugstack.conf"
+	echo "PlugStackConfig=$1/plugstack.conf"
+}
+
 write_conf() {
 	local name=$1 cport=$2 dport=$3 dir=$BASE/$1
 	local cpus mem before=
@@ -78,6 +87,7 @@ write_conf() {
 		# MinJobAge; a short one lets tests reach that case quickly.
 		if [ "$name" = acct ]; then echo "MinJobAge=300"; else echo "MinJobAge=30"; fi
 		echo "KillWait=5"
+		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
 		echo "ReturnToService=2"
 		echo "MpiDefault=none"
@@ -118,7 +128,9 @@ start_munge() {
 	touch "$MUNGE_USERS/$KVSWEEP_TEST_SLOT"
 	if munge_ok; then return; fi
 	[ -f /etc/munge/munge.key ] || /usr/sbin/mungekey --create
-	su munge -s /bin/sh -c /usr/sbin/munged
+	# A clean environment: munged is shared, not this run's (test.sh would
+	# otherwise count it among the processes the run left behind).
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin su munge -s /bin/sh -c /usr/sbin/munged
 	touch /run/munge/kvsweep.started
 	for _ in $(seq 50); do munge_ok && return; sleep 0.1; done
 	log "munged did not start"
@@ -263,6 +275,7 @@ start_twonode() {
 		echo "SelectTypeParameters=CR_Core_Memory"
 		echo "MinJobAge=300"
 		echo "KillWait=5"
+		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2"
 		echo "ReturnToService=2"
 		echo "MpiDefault=none"

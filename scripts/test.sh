@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: install what the tests need, start the services they use, run
 # every test, and stop what it started: two Slurm clusters (with and
-# without accounting) and a two-node one, buildkitd built from the Go
-# module proxy, OCI registries. This is the README's test command and what
+# without accounting) and a two-node one, with pyxis loaded; enroot and
+# pyxis built from source; dockerd; buildkitd built from the Go module
+# proxy; OCI registries. This is the README's test command and what
 # CI runs (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)
@@ -21,6 +22,7 @@ APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client pro
 apt_need "${APT[@]}"
 scripts/slurm-env.sh install
 scripts/buildkit-env.sh install
+scripts/runtime-env.sh install
 
 # ours lists the processes of this run that are not test.sh's own
 # descendants: they carry its slot in their environment, or its state
@@ -58,6 +60,11 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
+# The runtimes first: the clusters load pyxis, and their daemons find
+# enroot on the PATH this exports.
+scripts/runtime-env.sh start
+started+=(scripts/runtime-env.sh)
+eval "$(scripts/runtime-env.sh env)"
 scripts/slurm-env.sh start
 started+=(scripts/slurm-env.sh)
 eval "$(scripts/slurm-env.sh env)"

@@ -32,6 +32,9 @@ See docs/image.md.`,
 				if len(args) != 0 {
 					return usagef("image build takes no arguments")
 				}
+				if err := oneOf("media-types", o.mediaTypes, "oci", "docker"); err != nil {
+					return err
+				}
 				r, err := o.resolve(e)
 				if err != nil {
 					return err
@@ -122,6 +125,7 @@ See docs/image.md.`,
 type imageOpts struct {
 	pins, addr, progress, push, metadata     string
 	outputs, cacheFrom, cacheTo              []string
+	mediaTypes                               string
 	insecure, dryRun, moving, dirty, offline bool
 }
 
@@ -134,6 +138,7 @@ func buildFlags(fs *pflag.FlagSet) *imageOpts {
 	fs.StringArrayVar(&o.cacheFrom, "cache-from", nil, "import cache: type=registry,ref=R or type=local,src=DIR (repeatable)")
 	fs.StringArrayVar(&o.cacheTo, "cache-to", nil, "export cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR")
 	fs.StringVar(&o.metadata, "metadata-file", "", "write the source revisions and the pushed digest to FILE")
+	fs.StringVar(&o.mediaTypes, "media-types", "oci", "manifest media types: oci, or docker for clients and registries that need Docker's (docs/image.md)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved pins and frontend attributes; build nothing")
 	o.resolveFlags(fs)
 	return o
@@ -190,6 +195,9 @@ func (o *imageOpts) build(e *env) []imagebuild.Option {
 	}
 	if o.metadata != "" {
 		opts = append(opts, imagebuild.WithMetadataFile(o.metadata))
+	}
+	if o.mediaTypes == "docker" {
+		opts = append(opts, imagebuild.WithDockerMediaTypes())
 	}
 	for _, s := range o.outputs {
 		opts = append(opts, imagebuild.WithOutput(s))

@@ -1,0 +1,204 @@
+// Package imagetest makes what image tests need and cannot pull here: git
+// repositories served over git:// on loopback, a KVCR checkout, and a
+// busybox base image pushed to a test registry. Tests only.
+package imagetest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// GitServer is a git daemon serving the repositories under Base at URL.
+type GitServer struct {
+	Base, URL string
+	cmd       *exec.Cmd
+}
+
+// StartGitServer serves a new directory over git:// on a free loopback
+// port. Stop it (it is shared by tests, so the caller says when).
+func StartGitServer(t testing.TB) *GitServer {
+	t.Helper()
+	base, err := os.MkdirTemp("", "kvsweep-git-repos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("git", "daemon", "--base-path="+base, "--export-all", "--reuseaddr",
+		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	// A process group of its own: Stop ends the children it forks per
+	// connection too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &GitServer{Base: base, URL: fmt.Sprintf("git://127.0.0.1:%d", port), cmd: cmd}
+	for i := 0; i < 600; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return g
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g.Stop()
+	t.Fatal("git daemon did not start")
+	return nil
+}
+
+// Stop ends the daemon and its children and removes the repositories.
+func (g *GitServer) Stop() {
+	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	_ = g.cmd.Wait()
+	os.RemoveAll(g.Base)
+}
+
+// Repo makes a git repository NAME.git with one commit per file set, each
+// tagged vN, and returns its commits in order.
+func (g *GitServer) Repo(t testing.TB, name string, files ...map[string]string) []string {
+	t.Helper()
+	dir := filepath.Join(g.Base, name+".git")
+	run := func(dir string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(dir, "init", "--quiet", "-b", "main")
+	var commits []string
+	for i, fs := range files {
+		for p, c := range fs {
+			if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(dir, "add", "-A")
+		// Fixed dates: the commit times set SOURCE_DATE_EPOCH.
+		date := fmt.Sprintf("2026-11-%02dT12:00:00Z", i+1)
+		cmd := exec.Command("git", "commit", "--quiet", "-m", fmt.Sprintf("commit %d", i))
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@t", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("commit: %v %s", err, out)
+		}
+		sha := run(dir, "rev-parse", "HEAD")
+		run(dir, "tag", fmt.Sprintf("v%d", i))
+		commits = append(commits, sha)
+	}
+	return commits
+}
+
+// PushBase makes a one-layer image with busybox-static and its applets (no
+// image can be pulled here) and pushes it to ref; a non-empty variant goes
+// into /variant, so a different variant is a different image. It returns
+// NAME:TAG@DIGEST.
+func PushBase(t testing.TB, ref, variant string) string {
+	t.Helper()
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		t.Fatalf("busybox-static is needed for the base image: %v", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, d := range []string{"bin/", "tmp/", "opt/", "etc/", "proc/", "sys/", "dev/", "run/", "var/", "var/tmp/"} {
+		_ = tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: epoch})
+	}
+	_ = tw.WriteHeader(&tar.Header{Name: "bin/busybox", Mode: 0o755, Size: int64(len(bb)), ModTime: epoch})
+	_, _ = tw.Write(bb)
+	for _, applet := range Applets {
+		_ = tw.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", ModTime: epoch})
+	}
+	if variant != "" {
+		_ = tw.WriteHeader(&tar.Header{Name: "variant", Mode: 0o644, Size: int64(len(variant)), ModTime: epoch})
+		_, _ = tw.Write([]byte(variant))
+	}
+	_ = tw.Close()
+	layer, err := tarball.LayerFromReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
+		Config: v1.Config{Env: []string{"PATH=/bin"}}, RootFS: v1.RootFS{Type: "layers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.AppendLayers(img, layer); err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img, remote.WithContext(context.Background())); err != nil {
+		t.Fatalf("pushing the base image: %v", err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref + "@" + d.String()
+}
+
+// Applets are the busybox commands the base image has.
+var Applets = []string{"sh", "grep", "cat", "test", "cp", "mkdir", "ls", "echo", "true", "false", "rm", "mv", "sleep",
+	"printf", "tr", "sed", "head", "tail", "date", "hostname", "env", "id", "cut", "wc", "touch", "dirname", "basename", "kill", "ps"}
+
+// Checkout makes a local KVCR checkout with one commit of kvcr.txt and
+// the given files (name -> content; a name ending in .sh is executable).
+func Checkout(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(p, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "--quiet", "-b", "main"}, {"add", "-A"}, {"commit", "--quiet", "-m", "kvcr"}} {
+		if args[0] == "add" {
+			if err := os.WriteFile(filepath.Join(dir, "kvcr.txt"), []byte("kvcr\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@t", "GIT_AUTHOR_DATE=2026-11-20T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-20T12:00:00Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return dir
+}
