@@ -193,3 +193,25 @@ func TestRerenderKeepsPlaces(t *testing.T) {
 		t.Errorf("dropping cells: got %v", err)
 	}
 }
+
+// A render that fails leaves nothing behind: no half-written sweep
+// directory that a later submit could pick up.
+func TestFailedRenderLeavesNothing(t *testing.T) {
+	src, err := os.ReadFile("../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, cells := load(t, "../examples/quickstart.yaml", src)
+	tmpl := t.TempDir()
+	// A site template that refers to a field the data does not have.
+	writeFile(t, filepath.Join(tmpl, "broken.tmpl"), `{{define "body/aggregated"}}{{.NoSuchField}}{{end}}`, 0o644)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "sweep")
+	if _, err := Render(s, src, cells, dir, Options{TemplatesDir: tmpl}); err == nil {
+		t.Fatal("a broken template rendered")
+	}
+	left, _ := os.ReadDir(parent)
+	if len(left) != 0 {
+		t.Errorf("a failed render left %d entries: %v", len(left), left)
+	}
+}

@@ -81,6 +81,10 @@ build_pyxis() {
 
 install() {
 	apt_need "${PKGS[@]}"
+	# One build at a time: runs on one machine share the cache.
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.lock"
+	flock 9
 	# enroot names its prefix inside: a tree built elsewhere is rebuilt.
 	if [ ! -f "$ENROOT/etc/enroot/enroot.conf.d/kvsweep-tests.conf" ] || ! grep -qF "$ENROOT/lib/enroot" "$ENROOT/bin/enroot"; then
 		log "building enroot $ENROOT_VERSION"
