@@ -32,7 +32,7 @@ ours() {
 	for p in /proc/[0-9]*; do
 		pid=${p#/proc/}
 		grep -qzx "KVSWEEP_TEST_SLOT=$KVSWEEP_TEST_SLOT" "$p/environ" 2>/dev/null ||
-			tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF "$KVSWEEP_TEST_BASE/" || continue
+			{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF "$KVSWEEP_TEST_BASE/" || continue
 		anc=$pid
 		while [ "$anc" -gt 1 ] && [ "$anc" != $$ ]; do
 			anc=$(awk '{print $4}' "/proc/$anc/stat" 2>/dev/null || echo 1)
@@ -49,7 +49,7 @@ cleanup() {
 	sleep 1
 	for pid in $(ours); do
 		case $before in *" $pid "*) continue ;; esac
-		left+=("$pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)")
+		left+=("$pid: $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)")
 		kill -9 "$pid" 2>/dev/null || true
 	done
 	if [ "${#left[@]}" -gt 0 ]; then
