@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	}
 	harness, _ = filepath.Abs("../examples/harness/phase1_sim.py")
 	code := m.Run()
+	if testImage.git != nil {
+		testImage.git.Stop()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

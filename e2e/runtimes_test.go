@@ -33,9 +33,12 @@ func TestRuntimes(t *testing.T) {
 	}
 	ref, digest, revs := buildTestImage(t, c, reg, addr)
 	image := ref + "@" + digest
+	// The spec expects exactly the commits the image was built from: the
+	// check in the job passes.
+	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", revs.Commit("dynamo"), revs.Commit("vllm_adapter"))
 	for _, rt := range []string{"pyxis", "enroot", "docker"} {
 		t.Run(rt, func(t *testing.T) {
-			dir := runInImage(t, c, rt, image)
+			dir := runInImage(t, c, rt, image, expect, scheduler.StateCompleted)
 			run, err := reports.ReadRun(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -68,13 +71,92 @@ func TestRuntimes(t *testing.T) {
 	}
 }
 
+// The image records other commits than the spec expects (the pins moved
+// after the build): every cell ends PROVENANCE_MISMATCH naming the
+// component, and the harness never started.
+func TestProvenanceMismatch(t *testing.T) {
+	c := clusters(t)[0]
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	other := strings.Repeat("1", 40)
+	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", other, revs.Commit("vllm_adapter"))
+	dir := runInImage(t, c, "pyxis", ref+"@"+digest, expect, scheduler.StateFailed)
+	run, err := reports.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dynamo: the image has " + revs.Commit("dynamo") + ", the spec expects " + other
+	for _, cell := range run.Cells {
+		if cell.Outcome != reports.ProvenanceMismatch || !strings.Contains(cell.Detail, want) || strings.Contains(cell.Detail, "vllm_adapter") {
+			t.Errorf("%s: %s %q, want PROVENANCE_MISMATCH %q", cell.Name, cell.Outcome, cell.Detail, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, sweep.CellsDir, cell.CellID, sweep.ResultFile)); err == nil {
+			t.Errorf("%s: the harness ran (it wrote result.json)", cell.Name)
+		}
+		if log := cellLog(dir, scheduler.CellStatus{ID: cell.CellID}); strings.Contains(log, "phase1-sim:") {
+			t.Errorf("%s: the harness ran:\n%s", cell.Name, log)
+		}
+	}
+	if _, _, err := kvsweep(t, c, nil, "report", dir, "--check"); err == nil {
+		t.Error("report --check passed a sweep whose cells ran the wrong image")
+	}
+}
+
+// A tag-only image in the spec is rendered as the digest its registry
+// serves, so every cell runs one image and every row can name it.
+func TestTagResolvedToDigest(t *testing.T) {
+	c := clusters(t)[0]
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	ref, digest, _ := buildTestImage(t, c, reg, addr)
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: tag
+container: {runtime: docker, image: %q}
+harness: {command: [/opt/kvcr/phase1-sim.sh, --results-dir, "{{.CellDir}}"]}
+topologies: {aggregated: {resources: {time: 10m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`, ref)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustKvsweep(t, c, "render", path, "--out", filepath.Join(tmp, "sw"), "--insecure-registry")
+	m, err := sweep.ReadManifest(filepath.Join(tmp, "sw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Image != ref+"@"+digest {
+		t.Errorf("rendered image %q, want %s@%s", m.Image, ref, digest)
+	}
+	script, _ := os.ReadFile(filepath.Join(tmp, "sw", m.Jobs[0].Script))
+	if !strings.Contains(string(script), "IMAGE="+ref+"@"+digest) {
+		t.Errorf("the job script does not run the digest:\n%s", script)
+	}
+	// --offline keeps the tag, and says so.
+	_, errs, err := kvsweep(t, c, nil, "render", path, "--out", filepath.Join(tmp, "sw2"), "--offline")
+	if err != nil || !strings.Contains(errs, "is not pinned by digest (--offline)") {
+		t.Errorf("--offline: %v %q", err, errs)
+	}
+}
+
+// testImage is the image the runtime tests share, built once.
+var testImage struct {
+	ref, digest string
+	revs        *provenance.SourceRevisions
+	git         *imagetest.GitServer // stopped by TestMain
+}
+
 // buildTestImage builds and pushes the test image with kvsweep image
-// build; it returns the reference, the pushed digest and what image
-// inspect reads from the image.
+// build (once per test run); it returns the reference, the pushed digest
+// and what image inspect reads from the image.
 func buildTestImage(t *testing.T, c cluster, reg, addr string) (ref, digest string, revs *provenance.SourceRevisions) {
 	t.Helper()
+	if testImage.revs != nil {
+		return testImage.ref, testImage.digest, testImage.revs
+	}
 	git := imagetest.StartGitServer(t)
-	t.Cleanup(git.Stop)
+	testImage.git = git
 	dynamo := git.Repo(t, "dynamo", map[string]string{"dynamo.txt": "dynamo 1\n"})
 	adapter := git.Repo(t, "adapter", map[string]string{"adapter.txt": "adapter 1\n"})
 	sim, err := os.ReadFile("testdata/phase1-sim.sh")
@@ -111,17 +193,18 @@ func buildTestImage(t *testing.T, c cluster, reg, addr string) (ref, digest stri
 	if in.Revisions.Commit("dynamo") != dynamo[0] || in.Revisions.Commit("vllm_adapter") != adapter[0] {
 		t.Fatalf("the image records %s, not the pinned commits", in.Revisions.Short())
 	}
+	testImage.ref, testImage.digest, testImage.revs = ref, m[1], in.Revisions
 	return ref, m[1], in.Revisions
 }
 
 // runInImage runs a small grid in image under runtime rt on cluster c,
 // waits for it, checks every cell COMPLETED and collects it.
-func runInImage(t *testing.T, c cluster, rt, image string) string {
+func runInImage(t *testing.T, c cluster, rt, image, expect, state string) string {
 	t.Helper()
 	tmp := t.TempDir()
 	spec := fmt.Sprintf(`version: 1
 name: rt-%s
-container: {runtime: %s, image: %q}
+container: {runtime: %s, image: %q, expect: %s}
 harness:
   command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
 topologies:
@@ -132,7 +215,7 @@ matrix:
   topology: [aggregated]
   geometry: [g]
   case: [TC-01, TC-02]
-`, rt, rt, image)
+`, rt, rt, image, expect)
 	path := filepath.Join(tmp, "spec.yaml")
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
@@ -140,17 +223,17 @@ matrix:
 	dir := filepath.Join(tmp, "sweep")
 	id := fmt.Sprintf("rt-%s-%d", rt, time.Now().UnixNano()%1e9)
 	defer cancelSweep(t, c, dir)
-	mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", id, "--scheduler", "slurm", "--wait", "--interval", "1s")
+	mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", id, "--scheduler", "slurm", "--wait", "--interval", "1s", "--insecure-registry")
 	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cs := range cells {
-		if cs.State != scheduler.StateCompleted {
-			t.Errorf("%s under %s: %s exit %d\n%s", cs.Name, rt, cs.State, cs.ExitCode, cellLog(dir, cs))
+		if cs.State != state {
+			t.Errorf("%s under %s: %s exit %d, want %s\n%s", cs.Name, rt, cs.State, cs.ExitCode, state, cellLog(dir, cs))
 		}
 	}
-	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
+	_, _, _ = kvsweep(t, c, nil, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
 	return dir
 }
 

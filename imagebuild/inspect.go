@@ -182,3 +182,49 @@ func Verify(in *Inspection, r *Resolved) []provenance.Mismatch {
 	}
 	return provenance.Compare(in.Revisions, want)
 }
+
+// PinDigest returns ref pinned by the digest its registry serves now
+// (NAME:TAG@sha256:...), so every job of a sweep runs exactly one image.
+// A ref already pinned by digest, and a file (.sqsh, .sif, a path), are
+// returned as they are. WithInsecureRegistry applies.
+func PinDigest(ctx context.Context, ref string, opts ...Option) (string, error) {
+	if strings.Contains(ref, "@sha256:") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") ||
+		strings.HasSuffix(ref, ".sqsh") || strings.HasSuffix(ref, ".sif") {
+		return ref, nil
+	}
+	o, err := apply(opts)
+	if err != nil {
+		return "", err
+	}
+	var nopts []name.Option
+	if o.insecure {
+		nopts = append(nopts, name.Insecure)
+	}
+	r, err := name.ParseReference(ref, nopts...)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %v", ref, err)
+	}
+	d, err := remote.Head(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return "", fmt.Errorf("resolving image %s to a digest: %v (pin it by digest, or render with --offline to keep the tag)", ref, err)
+	}
+	return ref + "@" + d.Digest.String(), nil
+}
+
+// ExpectedCommits resolves the pins file at path (offline: no registry
+// check of the base) to the commit each component must be built from.
+func ExpectedCommits(ctx context.Context, path string) (map[string]string, error) {
+	p, err := LoadPins(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Resolve(ctx, p, WithOffline(), WithAllowDirty(), WithAllowMoving())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(r.Revisions))
+	for n, rev := range r.Revisions {
+		out[n] = rev.Commit
+	}
+	return out, nil
+}

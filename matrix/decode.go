@@ -28,12 +28,14 @@ const (
 )
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	axisRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	memRE    = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
-	imageRE  = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`)
-	secretRE = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
+	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	axisRE      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	envRE       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	memRE       = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
+	componentRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	commitRE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	imageRE     = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`)
+	secretRE    = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
 )
 
 // LoadCells reads, validates and expands the spec at path, returning the
@@ -186,6 +188,18 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 				d.Errorf(n, "%s: %q starts with '-' (expected a directory path)", w, c.Workdir)
 			}
 		}),
+		yamlpos.F("expect", func(n ast.Node, w string) {
+			c.Expect, c.ExpectKeys = d.StrMap(n, w)
+			for _, k := range c.ExpectKeys {
+				if !componentRE.MatchString(k) {
+					d.Errorf(n, "%s: %q is not a component name (expected lower-case letters, digits and '_', like dynamo, vllm_adapter, kvcr)", w, k)
+				}
+				if !commitRE.MatchString(c.Expect[k]) {
+					d.Errorf(n, "%s.%s: %q is not a commit (expected 40 hex digits)", w, k, c.Expect[k])
+				}
+			}
+		}),
+		yamlpos.F("pins", func(n ast.Node, w string) { c.Pins = d.line(n, w) }),
 		yamlpos.F("mounts", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)

@@ -85,6 +85,14 @@ type Container struct {
 	Image   string
 	Mounts  []string
 	Workdir string
+	// Expect is the commit each named component of the image must record
+	// in its source-revisions.json; a job whose image records another
+	// starts no harness and ends PROVENANCE_MISMATCH.
+	Expect     map[string]string
+	ExpectKeys []string // Expect's keys, sorted
+	// Pins is a pins file (relative to the spec) whose resolved commits the
+	// image must record, like Expect; resolved when the sweep is rendered.
+	Pins string
 }
 
 // Env is the environment of the harness. Pass lists variable names whose

@@ -22,6 +22,9 @@ const (
 	Invalid       = "INVALID"        // result.json unreadable, too large, outside the sweep, or not schema v1
 	Missing       = "MISSING"        // no result.json; State says how the job ended
 	HarnessFailed = "HARNESS_FAILED" // the harness exited non-zero without explaining it in its result
+	// ProvenanceMismatch: the image records other commits than the spec
+	// expects; the job started no harness.
+	ProvenanceMismatch = "PROVENANCE_MISMATCH"
 )
 
 // DefaultMaxResultSize bounds one result.json.
@@ -38,6 +41,9 @@ type CellResult struct {
 	State    string            `json:"state,omitempty"` // the scheduler's final state
 	ExitCode *int              `json:"exit_code,omitempty"`
 	Image    Image             `json:"image"`
+	// NoProvenance says why the job could not copy the image's
+	// source-revisions.json; empty when it did (or ran no image).
+	NoProvenance string `json:"no_provenance,omitempty"`
 	Started  string            `json:"started,omitempty"`
 	Cases    []Case            `json:"cases,omitempty"`
 	Evidence []string          `json:"evidence,omitempty"`
@@ -137,6 +143,14 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 		cr.Started = mk.Started.UTC().Format(time.RFC3339)
 	}
 	cr.Image.SourceRevisions = readRevisions(root, c.ID)
+	if b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.NoRevisionsFile, sweep.MaxMarkerSize); err == nil {
+		cr.NoProvenance = strings.TrimSpace(string(b))
+	}
+	if b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.MismatchFile, sweep.MaxMarkerSize); err == nil {
+		cr.Outcome = ProvenanceMismatch
+		cr.Detail = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", " ; ")), " ")
+		return cr
+	}
 
 	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.ResultFile, opts.MaxResultSize)
 	var refused *sweep.RefusedError
@@ -268,7 +282,7 @@ func (r *Run) Counts() map[string]int {
 func (r *Run) CountsLine() string {
 	counts := r.Counts()
 	var parts []string
-	for _, o := range []string{OK, HarnessFailed, Invalid, Missing} {
+	for _, o := range []string{OK, HarnessFailed, ProvenanceMismatch, Invalid, Missing} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}

@@ -55,6 +55,15 @@ func cellVerdicts(c CellResult, cases []string) []string {
 	return out
 }
 
+// revisions is the cell's short commits, or "no provenance" when the job
+// could not copy the image's record.
+func (c CellResult) revisions() string {
+	if s := c.Image.SourceRevisions.Short(); s != "" || c.NoProvenance == "" {
+		return s
+	}
+	return "no provenance"
+}
+
 func outcomeText(c CellResult) string {
 	switch c.Outcome {
 	case Missing:
@@ -77,7 +86,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions"})
 		for _, c := range r.Cells {
 			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
-			tail := []string{c.Image.Digest, c.Image.SourceRevisions.Short()}
+			tail := []string{c.Image.Digest, c.revisions()}
 			verdicts := cellVerdicts(c, cases)
 			byID := map[string]Case{}
 			for _, cs := range c.Cases {
@@ -109,7 +118,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
 		rows := make([][]string, len(r.Cells))
 		for i, c := range r.Cells {
-			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.Image.SourceRevisions.Short())
+			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.revisions())
 		}
 		rows, cut := budget(format, rows, StepSummaryLimit/2)
 		if err := table.Write(&b, table.Format(format), header, rows); err != nil {

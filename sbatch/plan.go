@@ -1,6 +1,7 @@
 package sbatch
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,7 +27,15 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 		Spec:          sweep.SpecFile,
 		Version:       opts.Version,
 	}
-	m.Image = spec.Container.Image
+	m.Image = cmp.Or(opts.Image, spec.Container.Image)
+	for _, src := range []map[string]string{opts.Expect, spec.Container.Expect} {
+		for k, v := range src {
+			if m.Expect == nil {
+				m.Expect = map[string]string{}
+			}
+			m.Expect[k] = v
+		}
+	}
 	placed := map[string]sweep.Cell{}
 	if old != nil {
 		if m.SweepID != "" && m.SweepID != old.SweepID {

@@ -37,6 +37,12 @@ type Options struct {
 	// Binary is copied to DIR/bin/kvsweep for jobs that run kvsweep (two-node
 	// jobs coordinate through it); default: this executable.
 	Binary string
+	// Image replaces the spec's container.image (its tag resolved to a
+	// digest); empty keeps the spec's.
+	Image string
+	// Expect adds commits the image must record (resolved from
+	// container.pins) to the spec's container.expect.
+	Expect map[string]string
 }
 
 // Render writes the sweep directory dir for the cells of spec. specSrc is

@@ -3,6 +3,8 @@ package sbatch
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -27,6 +29,8 @@ type ScriptData struct {
 	// (JobEnv), then EnvPass and the names of EnvSet.
 	EnvNames []string
 	Workers  int
+	Image    string   // the image the jobs run (the manifest's: its tag resolved to a digest)
+	Expect   []EnvVar // component and commit the image must record, sorted
 }
 
 // JobEnv are the variables that tell a harness which sweep, cell and job
@@ -54,6 +58,10 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	for _, k := range spec.Env.SetKeys {
 		d.EnvSet = append(d.EnvSet, EnvVar{k, spec.Env.Set[k]})
 		d.EnvNames = append(d.EnvNames, k)
+	}
+	d.Image = m.Image
+	for _, k := range slices.Sorted(maps.Keys(m.Expect)) {
+		d.Expect = append(d.Expect, EnvVar{k, m.Expect[k]})
 	}
 	if t := spec.Topologies[j.Topology]; t != nil {
 		d.Workers = t.Workers

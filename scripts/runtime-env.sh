@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# runtime-env.sh: the container runtimes jobs run in, for real: enroot and
-# pyxis built from source at pinned releases, and Docker from Debian.
+# runtime-env.sh: the container runtimes jobs run in, for real: enroot,
+# pyxis and apptainer built from source at pinned releases, and Docker from
+# Debian.
 #
 #   scripts/runtime-env.sh install   apt packages; enroot and pyxis built and
 #                                    installed under $KVSWEEP_RUNTIME_CACHE
@@ -23,13 +24,16 @@ cd "$(dirname "$0")/.."
 
 ENROOT_VERSION=v4.1.2
 PYXIS_VERSION=v0.24.0
+APPTAINER_VERSION=1.5.3
 CACHE=${KVSWEEP_RUNTIME_CACHE:-/var/cache/kvsweep/runtimes}
 ENROOT=$CACHE/enroot-$ENROOT_VERSION
 PYXIS=$CACHE/pyxis-$PYXIS_VERSION-slurm-$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null || echo none)
+APPTAINER=$CACHE/apptainer-$APPTAINER_VERSION
 BASE=$KVSWEEP_TEST_BASE/runtimes
 DOCKER=$KVSWEEP_TEST_BASE/docker
 PKGS=(gcc make git libbsd-dev makeself libslurm-dev squashfs-tools squashfuse fuse-overlayfs
-	jq parallel zstd pigz curl docker.io)
+	jq parallel zstd pigz curl docker.io
+	libseccomp-dev pkg-config cryptsetup-bin libfuse3-dev uidmap autoconf automake libtool libglib2.0-dev)
 
 log() { echo "runtime-env: $*" >&2; }
 
@@ -79,6 +83,27 @@ build_pyxis() {
 	rm -rf "$src" "$src.log"
 }
 
+# build_apptainer builds apptainer from the release tarball (about 12
+# minutes on 2 cores, most of it Go; its modules come from the Go module
+# proxy), without setuid: sites without setuid run it with --userns.
+build_apptainer() {
+	local src tp=${KVSWEEP_THIRD_PARTY:-$KVSWEEP_CHECKOUT/../shared/third_party}
+	src=$(mktemp -d)
+	if [ -f "$tp/apptainer-$APPTAINER_VERSION.tar.gz" ]; then
+		tar -C "$src" -xzf "$tp/apptainer-$APPTAINER_VERSION.tar.gz"
+	else
+		log "no $tp/apptainer-$APPTAINER_VERSION.tar.gz: cloning the public repository"
+		git clone -q -c advice.detachedHead=false --depth 1 -b "v$APPTAINER_VERSION" \
+			https://github.com/apptainer/apptainer.git "$src/apptainer-$APPTAINER_VERSION"
+	fi
+	src=$src/apptainer-$APPTAINER_VERSION
+	echo "$APPTAINER_VERSION" >"$src/VERSION"
+	rm -rf "$APPTAINER"
+	(cd "$src" && ./mconfig --without-suid --prefix="$APPTAINER" && make -C builddir && make -C builddir install) \
+		>"$src.log" 2>&1 || { tail -20 "$src.log" >&2; rm -rf "$APPTAINER"; return 1; }
+	rm -rf "$(dirname "$src")" "$src.log"
+}
+
 install() {
 	apt_need "${PKGS[@]}"
 	# One build at a time: runs on one machine share the cache.
@@ -93,6 +118,10 @@ install() {
 	if [ ! -f "$PYXIS/spank_pyxis.so" ]; then
 		log "building pyxis $PYXIS_VERSION"
 		build_pyxis
+	fi
+	if [ ! -x "$APPTAINER/bin/apptainer" ]; then
+		log "building apptainer $APPTAINER_VERSION (about 12 minutes; kept in $CACHE)"
+		build_apptainer
 	fi
 }
 
@@ -129,7 +158,10 @@ stop() {
 }
 
 env_vars() {
-	echo "export PATH=$ENROOT/bin:\$PATH"
+	echo "export PATH=$ENROOT/bin:$APPTAINER/bin:\$PATH"
+	# apptainer's cache and temporary files are the run's; plain HTTP to
+	# the test registries.
+	echo "export APPTAINER_CACHEDIR=$BASE/apptainer-cache APPTAINER_TMPDIR=$BASE/tmp APPTAINER_NOHTTPS=1"
 	echo "export ENROOT_RUNTIME_PATH=$BASE/run ENROOT_CACHE_PATH=$BASE/cache ENROOT_DATA_PATH=$BASE/data ENROOT_TEMP_PATH=$BASE/tmp"
 	# The test registries speak plain HTTP on loopback.
 	echo "export ENROOT_ALLOW_HTTP=yes"

@@ -60,6 +60,11 @@ const (
 	// RevisionsFile is the image's source-revisions.json, copied into the
 	// cell directory by the job before the harness starts.
 	RevisionsFile = "source-revisions.json"
+	// MismatchFile says, one line per component, how the image's record
+	// differs from what the spec expects; the job then starts no harness.
+	MismatchFile = "provenance-mismatch"
+	// NoRevisionsFile says why the image's record could not be copied.
+	NoRevisionsFile = "provenance-missing"
 )
 
 // DefaultMaxArraySize is Slurm's default MaxArraySize (indexes 0..1000):
@@ -79,8 +84,11 @@ type Manifest struct {
 	// Image is the spec's container image, as rendered into the jobs, so
 	// collect never re-reads the spec.
 	Image string `json:"image,omitempty"`
-	Jobs  []Job  `json:"jobs"`
-	Cells []Cell `json:"cells"`
+	// Expect is the commit each named component of the image must record;
+	// jobs check it before the harness starts.
+	Expect map[string]string `json:"expect,omitempty"`
+	Jobs   []Job             `json:"jobs"`
+	Cells  []Cell            `json:"cells"`
 }
 
 // Job is one script with its cell table: an array job, or a single cell.

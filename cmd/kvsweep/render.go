@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/imagebuild"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sbatch"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -38,7 +42,8 @@ cell's place, and adds new cells as new jobs.`,
 type renderOpts struct {
 	out, templates, sweepID string
 	maxArray                int
-	noArray                 bool
+	noArray, offline        bool
+	insecure                bool
 }
 
 func renderFlags(fs *pflag.FlagSet) *renderOpts {
@@ -48,6 +53,8 @@ func renderFlags(fs *pflag.FlagSet) *renderOpts {
 	fs.IntVar(&o.maxArray, "max-array-size", sweep.DefaultMaxArraySize, "split job arrays at this many tasks (submit re-splits to the cluster's MaxArraySize)")
 	fs.BoolVar(&o.noArray, "no-array", false, "one job script per cell instead of job arrays")
 	fs.StringVar(&o.sweepID, "sweep-id", "", "sweep id (default: kept from DIR, or NAME-RANDOM)")
+	fs.BoolVar(&o.offline, "offline", false, "keep a tag-only container.image as it is (by default it is resolved to the digest its registry serves)")
+	fs.BoolVar(&o.insecure, "insecure-registry", false, "the image's registry speaks plain HTTP")
 	return o
 }
 
@@ -60,13 +67,45 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	if err != nil {
 		return err
 	}
-	m, err := sbatch.Render(spec, src, cells, o.out, sbatch.Options{
-		SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
-		NoArray: o.noArray, Version: version(),
-	})
+	opts := sbatch.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
+		NoArray: o.noArray, Version: version()}
+	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
+		return err
+	}
+	m, err := sbatch.Render(spec, src, cells, o.out, opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "rendered sweep %s: %d cells in %d job scripts under %s\n", m.SweepID, len(m.Cells), len(m.Jobs), o.out)
 	return nil
+}
+
+// provenance pins the spec's image by digest (unless --offline, which
+// says so) and resolves container.pins to the commits the image must
+// record.
+func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (string, map[string]string, error) {
+	image := spec.Container.Image
+	var ropts []imagebuild.Option
+	if o.insecure {
+		ropts = append(ropts, imagebuild.WithInsecureRegistry())
+	}
+	var err error
+	switch {
+	case spec.Container.Runtime == "none" || image == "":
+	case o.offline && !strings.Contains(image, "@sha256:"):
+		fmt.Fprintf(e.stderr, "kvsweep: warning: %s is not pinned by digest (--offline): cells may run different images, and rows carry no digest\n", image)
+	default:
+		if image, err = imagebuild.PinDigest(context.Background(), image, ropts...); err != nil {
+			return "", nil, err
+		}
+	}
+	if spec.Container.Pins == "" {
+		return image, nil, nil
+	}
+	pins := spec.Container.Pins
+	if !filepath.IsAbs(pins) {
+		pins = filepath.Join(filepath.Dir(specPath), pins)
+	}
+	expect, err := imagebuild.ExpectedCommits(context.Background(), pins)
+	return image, expect, err
 }
