@@ -43,10 +43,10 @@ type CellResult struct {
 	Image    Image             `json:"image"`
 	// NoProvenance says why the job could not copy the image's
 	// source-revisions.json; empty when it did (or ran no image).
-	NoProvenance string `json:"no_provenance,omitempty"`
-	Started  string            `json:"started,omitempty"`
-	Cases    []Case            `json:"cases,omitempty"`
-	Evidence []string          `json:"evidence,omitempty"`
+	NoProvenance string   `json:"no_provenance,omitempty"`
+	Started      string   `json:"started,omitempty"`
+	Cases        []Case   `json:"cases,omitempty"`
+	Evidence     []string `json:"evidence,omitempty"`
 }
 
 // Run is a collected sweep: the unit of the history store.
