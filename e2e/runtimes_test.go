@@ -18,7 +18,10 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// The users' path, end to end, on the software their clusters run:
+// The users' path, end to end, on the software their clusters run
+// (apptainer with --userns: as root in this VM a plain apptainer exec is
+// refused for a capability the VM lacks, and --userns is how sites without
+// setuid run it):
 // kvsweep image build --push makes a miniature quick-start image (base by
 // digest, Dynamo and the adapter at commits, a KVCR checkout holding a
 // harness stand-in, source-revisions.json), a sweep runs its cells in that
@@ -36,7 +39,7 @@ func TestRuntimes(t *testing.T) {
 	// The spec expects exactly the commits the image was built from: the
 	// check in the job passes.
 	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", revs.Commit("dynamo"), revs.Commit("vllm_adapter"))
-	for _, rt := range []string{"pyxis", "enroot", "docker"} {
+	for _, rt := range []string{"pyxis", "enroot", "docker", "apptainer"} {
 		t.Run(rt, func(t *testing.T) {
 			dir := runInImage(t, c, rt, image, expect, scheduler.StateCompleted)
 			run, err := reports.ReadRun(dir)
@@ -204,7 +207,7 @@ func runInImage(t *testing.T, c cluster, rt, image, expect, state string) string
 	tmp := t.TempDir()
 	spec := fmt.Sprintf(`version: 1
 name: rt-%s
-container: {runtime: %s, image: %q, expect: %s}
+container: {runtime: %s, image: %q, expect: %s, userns: %v}
 harness:
   command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
 topologies:
@@ -215,7 +218,7 @@ matrix:
   topology: [aggregated]
   geometry: [g]
   case: [TC-01, TC-02]
-`, rt, rt, image, expect)
+`, rt, rt, image, expect, rt == "apptainer")
 	path := filepath.Join(tmp, "spec.yaml")
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)

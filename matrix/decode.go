@@ -200,6 +200,7 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 			}
 		}),
 		yamlpos.F("pins", func(n ast.Node, w string) { c.Pins = d.line(n, w) }),
+		yamlpos.F("userns", func(n ast.Node, w string) { c.Userns = d.Bool(n, w) }),
 		yamlpos.F("mounts", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)

@@ -93,6 +93,9 @@ type Container struct {
 	// Pins is a pins file (relative to the spec) whose resolved commits the
 	// image must record, like Expect; resolved when the sweep is rendered.
 	Pins string
+	// Userns runs apptainer in a user namespace (--userns), as sites
+	// without setuid apptainer do.
+	Userns bool
 }
 
 // Env is the environment of the harness. Pass lists variable names whose

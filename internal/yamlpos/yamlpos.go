@@ -310,6 +310,20 @@ func (d *Decoder) Integer(n ast.Node, where string) int {
 	return 0
 }
 
+// Bool is a boolean value (true or false).
+func (d *Decoder) Bool(n ast.Node, where string) bool {
+	r := d.Resolve(n)
+	if b, ok := r.(*ast.BoolNode); ok {
+		return b.Value
+	}
+	v := ""
+	if r != nil && r.GetToken() != nil {
+		v = r.GetToken().Value
+	}
+	d.Errorf(orNode(n, r), "%s: %q is not a boolean (expected true or false)", where, v)
+	return false
+}
+
 // list returns the items of a sequence node.
 func (d *Decoder) List(n ast.Node, where string) []ast.Node {
 	r := d.Resolve(n)
