@@ -42,6 +42,7 @@ topologies:
     resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 3m}
     args: [--etcd]
     agent: [bash, -c, 'echo "agent on $SLURMD_NODENAME at $(ip -4 -o addr show scope global | cut -d" " -f7)"; exec sleep 120']
+    service: [bash, -c, 'echo "service $KVCR_SERVICE_INDEX on $SLURMD_NODENAME" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; exec sleep 121']
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
 `, harness)
@@ -96,6 +97,23 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	}
 	if a := read("remote/agent.log"); !strings.Contains(a, "agent on kvsn2 at "+net+".12/24") {
 		t.Errorf("agent: %q", a)
+	}
+	// The head worker's service ran on the head, the remote worker's on the
+	// second node, and none outlived the job.
+	for i, node := range []string{"kvsn1", "kvsn2"} {
+		if w := read(fmt.Sprintf("services/where-%d", i)); strings.TrimSpace(w) != fmt.Sprintf("service %d on %s", i, node) {
+			t.Errorf("service %d: %q, want it on %s", i, w, node)
+		}
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("pgrep", "-f", "exec sleep 121").Output()
+		if len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("services outlived the job: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if _, ok, _ := sweep.ReadExitMarker(dir, cell.ID); !ok {
 		t.Error("no exit marker")

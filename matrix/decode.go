@@ -308,6 +308,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		if !nameRE.MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
+		workersSet := false
 		t := &Topology{Name: e.Key, Kind: "aggregated", Workers: 2,
 			Resources: Resources{Nodes: 1, CPUsPerTask: 1, Time: defaultTime}}
 		kindSet := false
@@ -318,6 +319,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 			yamlpos.F("agent", func(n ast.Node, w string) { t.Agent = d.templates(d.List(n, w), w) }),
 			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
 			yamlpos.F("workers", func(n ast.Node, w string) {
+				workersSet = true
 				if t.Workers = d.Integer(n, w); t.Workers < 1 || t.Workers > MaxGPUsPerNode {
 					d.Errorf(n, "%s: %d is out of range (expected an integer from 1 to %d)", w, t.Workers, MaxGPUsPerNode)
 				}
@@ -325,6 +327,9 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		)
 		if !kindSet && yamlpos.IndexOf(TopologyKinds, e.Key) >= 0 {
 			t.Kind = e.Key // a topology named after a kind is of that kind
+		}
+		if t.Kind == "disagg-2p1d" && !workersSet {
+			t.Workers = 3 // two prefill workers and a decode worker
 		}
 		d.checkKind(e.KeyN, w, t)
 		s.Topologies[e.Key] = t
@@ -342,6 +347,10 @@ func (d *decoder) checkKind(n ast.Node, where string, t *Topology) {
 		}
 		if len(t.Agent) == 0 {
 			d.Errorf(n, "%s: kind two-node needs an agent command (the node agent started on the second node)", where)
+		}
+	case "sidecar":
+		if len(t.Service) == 0 {
+			d.Errorf(n, "%s: kind sidecar needs a service command (the kvcr_service each worker gets a container of)", where)
 		}
 	case "disagg-2p1d":
 		if r.GPUsPerNode < 2 {

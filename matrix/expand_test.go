@@ -39,6 +39,7 @@ func TestPhase1Grid(t *testing.T) {
 		"vllm-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
 		"vllm-disagg-2p1d-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
 		"vllm-disagg-2p1d-shared-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
+		"vllm-disagg-2p1d-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
 		"vllm-two-node-qwen3.5-4b:TC-01,TC-02,TC-03,TC-04,TC-05,TC-06",
 		"sglang-aggregated-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
 		"sglang-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
@@ -135,6 +136,7 @@ func TestAnchorsAndMergeKeys(t *testing.T) {
     resources: {gpus_per_node: 2, time: 30m}`, `  aggregated:
     resources: &res {gpus_per_node: 2, time: 30m, mem: 8G}
   sidecar:
+    service: [svc]
     resources:
       <<: *res
       time: 1h`))

@@ -149,7 +149,16 @@ func TestLocalCancel(t *testing.T) {
 // A sidecar job starts one service per worker, each told its index, with
 // sockets in the services directory the harness is given; the services end
 // with the job.
-func TestLocalSidecar(t *testing.T) {
+func TestLocalSidecar(t *testing.T) { testServices(t, "sidecar", "", 2) }
+
+// Every kind starts the topology's services, not only sidecar: 2P+1D
+// starts one per worker, three.
+func TestLocalDisaggServices(t *testing.T) {
+	testServices(t, "disagg-2p1d", "gpus_per_node: 2, ", 3)
+}
+
+func testServices(t *testing.T, kind, gpus string, workers int) {
+	t.Helper()
 	src := `version: 1
 name: sidecar
 scheduler: local
@@ -157,17 +166,18 @@ harness:
   command:
     - bash
     - -c
-    - 'for i in 0 1; do for _ in $(seq 100); do test -S "$0/kvcr-$i.sock" && break; sleep 0.1; done; test -S "$0/kvcr-$i.sock" || exit 7; done; echo "$0" > "$0/../harness-saw"'
+    - 'for i in $(seq 0 %d); do for _ in $(seq 600); do test -S "$0/kvcr-$i.sock" && break; sleep 0.1; done; test -S "$0/kvcr-$i.sock" || exit 7; done; echo "$0" > "$0/../harness-saw"'
   cases_flag: ""
 topologies:
-  sidecar:
-    resources: {time: 1m}
+  %s:
+    resources: {%stime: 1h}
     args: ["{{.CellDir}}/services"]
-    service: [python3, -c, 'import os, socket, time; s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(os.environ["KVSWEEP_SERVICES_DIR"], "kvcr-%s.sock" % os.environ["KVCR_SERVICE_INDEX"])); s.listen(); time.sleep(300)']
+    service: [python3, -c, 'import os, socket, time; s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(os.environ["KVSWEEP_SERVICES_DIR"], "kvcr-%%s.sock" %% os.environ["KVCR_SERVICE_INDEX"])); s.listen(); time.sleep(300)']
 geometries: {g: {flags: {}}}
-matrix: {engine: [vllm], topology: [sidecar], geometry: [g], case: [TC-01]}
+matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 `
-	dir, m := renderSpec(t, "sidecar.yaml", []byte(src), sbatch.Options{SweepID: "sidecar-test"})
+	src = fmt.Sprintf(src, workers-1, kind, gpus, kind)
+	dir, m := renderSpec(t, "services.yaml", []byte(src), sbatch.Options{SweepID: "services-" + kind})
 	start := time.Now()
 	cells := runLocal(t, context.Background(), dir, 1)
 	if cells[0].State != scheduler.StateCompleted {
@@ -192,9 +202,9 @@ matrix: {engine: [vllm], topology: [sidecar], geometry: [g], case: [TC-01]}
 	if b, err := os.ReadFile(filepath.Join(cellDir, "harness-saw")); err != nil || strings.TrimSpace(string(b)) != filepath.Join(cellDir, "services") {
 		t.Errorf("the harness got %q, want the services directory", b)
 	}
-	for _, i := range []string{"0", "1"} {
-		if _, err := os.Stat(filepath.Join(cellDir, "services", "service-"+i+".log")); err != nil {
-			t.Errorf("service %s log: %v", i, err)
+	for i := range workers {
+		if _, err := os.Stat(filepath.Join(cellDir, "services", fmt.Sprintf("service-%d.log", i))); err != nil {
+			t.Errorf("service %d log: %v", i, err)
 		}
 	}
 }
