@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -63,7 +64,9 @@ func FuzzCollect(f *testing.F) {
 		} else if c.Detail == "" {
 			t.Fatalf("cell %s without a reason", c.Outcome)
 		}
-		if err := WriteRun(t.TempDir(), run); err != nil {
+		// What WriteRun writes as results.json (without its fsync, which
+		// would make the fuzzer measure the disk).
+		if _, err := json.Marshal(run); err != nil {
 			t.Fatalf("results.json cannot be written: %v", err)
 		}
 	})
