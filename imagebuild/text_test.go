@@ -2,14 +2,12 @@ package imagebuild
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/internal/golden"
 
 	"github.com/kvsweep/kvsweep/provenance"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // What kvsweep image inspect prints, for an image as kvsweep image build
 // records it.
@@ -35,22 +33,5 @@ func TestInspectTextGolden(t *testing.T) {
 	}
 	var b bytes.Buffer
 	in.WriteText(&b)
-	golden(t, "testdata/inspect.golden", b.Bytes())
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./imagebuild -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test ./imagebuild -run Golden -update and review the diff); got:\n%s", path, got)
-	}
+	golden.Check(t, "testdata/inspect.golden", b.Bytes())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/golden"
+
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var fixedNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
@@ -34,25 +33,6 @@ func collectTestdata(t *testing.T, dir string) *Run {
 		t.Fatal(err)
 	}
 	return run
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		_ = os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./reports -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test ./reports -update, then review the diff):\n%s", path, got)
-	}
 }
 
 func TestMixedOutcomes(t *testing.T) {
@@ -88,13 +68,13 @@ func TestGolden(t *testing.T) {
 		if err := WriteSummary(&b, f, mixed); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "summary."+f, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "summary."+f), b.Bytes())
 	}
 	var b bytes.Buffer
 	if err := WriteJUnit(&b, mixed); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.junit.xml", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "golden", "summary.junit.xml"), b.Bytes())
 
 	cmp := Compare("base-1", []*Run{base}, "cand-1", []*Run{cand}, CompareOptions{Threshold: 0.05})
 	for _, f := range []string{"markdown", "csv", "json"} {
@@ -102,7 +82,7 @@ func TestGolden(t *testing.T) {
 		if err := WriteComparison(&b, f, cmp); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "compare."+f, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "compare."+f), b.Bytes())
 	}
 	runs := []*Run{base, cand, mixed}
 	for _, f := range []string{"markdown", "csv", "json"} {
@@ -110,13 +90,13 @@ func TestGolden(t *testing.T) {
 		if err := WriteHistory(&b, f, History(runs, time.Time{}, time.Time{}, DefaultFigures), DefaultFigures); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "history."+f, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "history."+f), b.Bytes())
 	}
 	b.Reset()
 	if err := WriteHTML(&b, runs); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "history.html", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "golden", "history.html"), b.Bytes())
 }
 
 // The candidate fails TC-04 on aggregated in every repeat and is 30%

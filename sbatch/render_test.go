@@ -2,18 +2,17 @@ package sbatch
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kvsweep/kvsweep/internal/golden"
+
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sweep"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func load(t testing.TB, path string, src []byte) (*matrix.Spec, []matrix.Cell) {
 	t.Helper()
@@ -39,26 +38,6 @@ func renderSpec(t testing.TB, path string, src []byte, opts Options) (string, *s
 	return dir, m
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./sbatch -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendered output (run go test ./sbatch -update and review the diff):\n%s", path, got)
-	}
-}
-
 // The job script of every topology kind for every container runtime.
 func TestGoldenScripts(t *testing.T) {
 	base, err := os.ReadFile("testdata/all-topologies.yaml")
@@ -77,7 +56,7 @@ func TestGoldenScripts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden(t, filepath.Join("testdata", "golden", rt, j.Name+".sbatch"), got)
+				golden.Check(t, filepath.Join("testdata", "golden", rt, j.Name+".sbatch"), got)
 				shellcheck(t, filepath.Join(dir, j.Script))
 			}
 		})
@@ -90,7 +69,7 @@ func TestGoldenScripts(t *testing.T) {
 			t.Fatalf("no-array job has a table: %+v", j)
 		}
 		got, _ := os.ReadFile(filepath.Join(dir, j.Script))
-		golden(t, filepath.Join("testdata", "golden", "no-array.sbatch"), got)
+		golden.Check(t, filepath.Join("testdata", "golden", "no-array.sbatch"), got)
 		shellcheck(t, filepath.Join(dir, j.Script))
 	})
 }
@@ -138,7 +117,7 @@ func TestPlanGolden(t *testing.T) {
 		if err := WritePlan(&b, m, f); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, filepath.Join("testdata", "plan."+f), b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "plan."+f), b.Bytes())
 	}
 }
 
