@@ -1,8 +1,8 @@
 package reports
 
 import (
-	"encoding/json"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
