@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if testImage.git != nil {
 		testImage.git.Stop()
 	}
+	if testImage.dir != "" {
+		os.RemoveAll(testImage.dir)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

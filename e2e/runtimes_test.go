@@ -105,6 +105,34 @@ func TestProvenanceMismatch(t *testing.T) {
 	}
 }
 
+// The pins move after the image was built (container.pins names the pins
+// file, resolved when the sweep is rendered): every cell ends
+// PROVENANCE_MISMATCH naming dynamo.
+func TestPinsMovedAfterBuild(t *testing.T) {
+	c := clusters(t)[0]
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	b, err := os.ReadFile(testImage.pins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "pins.yaml")
+	if err := os.WriteFile(moved, []byte(strings.Replace(string(b), revs.Commit("dynamo"), testImage.newDynamo, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := runInImage(t, c, "docker", ref+"@"+digest, "{}, pins: "+moved, scheduler.StateFailed)
+	run, err := reports.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dynamo: the image has " + revs.Commit("dynamo") + ", the spec expects " + testImage.newDynamo
+	for _, cell := range run.Cells {
+		if cell.Outcome != reports.ProvenanceMismatch || !strings.Contains(cell.Detail, want) {
+			t.Errorf("%s: %s %q, want PROVENANCE_MISMATCH %q", cell.Name, cell.Outcome, cell.Detail, want)
+		}
+	}
+}
+
 // A tag-only image in the spec is rendered as the digest its registry
 // serves, so every cell runs one image and every row can name it.
 func TestTagResolvedToDigest(t *testing.T) {
@@ -148,6 +176,10 @@ var testImage struct {
 	ref, digest string
 	revs        *provenance.SourceRevisions
 	git         *imagetest.GitServer // stopped by TestMain
+	dir         string               // the pins and the checkout; removed by TestMain
+	// pins is the pins file the image was built from; newDynamo is a later
+	// commit of the dynamo repository the image was not built from.
+	pins, newDynamo string
 }
 
 // buildTestImage builds and pushes the test image with kvsweep image
@@ -160,16 +192,34 @@ func buildTestImage(t *testing.T, c cluster, reg, addr string) (ref, digest stri
 	}
 	git := imagetest.StartGitServer(t)
 	testImage.git = git
-	dynamo := git.Repo(t, "dynamo", map[string]string{"dynamo.txt": "dynamo 1\n"})
+	var err error
+	if testImage.dir, err = os.MkdirTemp("", "kvsweep-e2e-image-"); err != nil {
+		t.Fatal(err)
+	}
+	// Two commits: the image is built from the first; the second is where
+	// the pins move after the build.
+	dynamo := git.Repo(t, "dynamo", map[string]string{"dynamo.txt": "dynamo 1\n"}, map[string]string{"dynamo.txt": "dynamo 2\n"})
 	adapter := git.Repo(t, "adapter", map[string]string{"adapter.txt": "adapter 1\n"})
 	sim, err := os.ReadFile("testdata/phase1-sim.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kvcr := imagetest.Checkout(t, map[string]string{"phase1-sim.sh": string(sim)})
+	files := map[string]string{"phase1-sim.sh": string(sim)}
+	// etcd for two-node cells in containers (the head's etcd runs in the
+	// image), with the C library it links: the base image is busybox alone.
+	for src, dst := range map[string]string{"/usr/bin/etcd": "sysroot/bin/etcd",
+		"/lib/x86_64-linux-gnu/libc.so.6": "sysroot/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2":     "sysroot/lib64/ld-linux-x86-64.so.2"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatalf("etcd for the test image: %v (the test command installs etcd-server)", err)
+		}
+		files[dst] = string(b)
+	}
+	kvcr := imagetest.CheckoutAt(t, filepath.Join(testImage.dir, "kvcr"), files, "sysroot/bin/etcd", "sysroot/lib64/ld-linux-x86-64.so.2")
 	base := imagetest.PushBase(t, reg+"/e2e/busybox:1", "")
 	df, _ := filepath.Abs("../imagebuild/testdata/Dockerfile.fixture")
-	pins := filepath.Join(t.TempDir(), "pins.yaml")
+	pins := filepath.Join(testImage.dir, "pins.yaml")
 	src := fmt.Sprintf("version: 1\nbase: %s\ndynamo: {repo: %s/dynamo.git, ref: %s}\nvllm_adapter: {repo: %s/adapter.git, ref: %s}\nkvcr: {path: %s}\nbuild_args: {NCCL_VERSION: \"2.27.3\"}\ndockerfile: %s\n",
 		base, git.URL, dynamo[0], git.URL, adapter[0], kvcr, df)
 	if err := os.WriteFile(pins, []byte(src), 0o644); err != nil {
@@ -197,6 +247,7 @@ func buildTestImage(t *testing.T, c cluster, reg, addr string) (ref, digest stri
 		t.Fatalf("the image records %s, not the pinned commits", in.Revisions.Short())
 	}
 	testImage.ref, testImage.digest, testImage.revs = ref, m[1], in.Revisions
+	testImage.pins, testImage.newDynamo = pins, dynamo[1]
 	return ref, m[1], in.Revisions
 }
 
@@ -250,4 +301,59 @@ func cellLog(dir string, cs scheduler.CellStatus) string {
 		fmt.Fprintf(&b, "== %s\n%s\n", p, data)
 	}
 	return b.String()
+}
+
+// The seed's 2P+1D-with-sidecars layout in containers: three workers, a
+// kvcr_service per worker in a container of its own, the harness given
+// the services directory; every service ran and none outlived the job.
+func TestDisaggSidecarsInContainers(t *testing.T) {
+	c := clusters(t)[0]
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	ref, digest, _ := buildTestImage(t, c, reg, addr)
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: disagg-sidecars
+container: {runtime: pyxis, image: %q}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
+topologies:
+  disagg-2p1d-sidecar:
+    kind: disagg-2p1d
+    resources: {gpus_per_node: 2, cpus_per_task: 1, mem: 200M, time: 5m}
+    args: [--topology, disagg, --external-services, "{{.CellDir}}/services",
+      --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/services/ready-2"]
+    service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 124']
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [disagg-2p1d-sidecar], geometry: [g], case: [TC-01, TC-04]}
+`, ref+"@"+digest)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "sweep")
+	defer cancelSweep(t, c, dir)
+	mustKvsweep(t, c, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
+	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells[0].State != scheduler.StateCompleted {
+		t.Fatalf("%s: %s\n%s", cells[0].Name, cells[0].State, cellLog(dir, cells[0]))
+	}
+	for i := range 3 {
+		b, _ := os.ReadFile(filepath.Join(dir, sweep.CellsDir, cells[0].ID, "services", fmt.Sprintf("where-%d", i)))
+		if strings.TrimSpace(string(b)) != fmt.Sprintf("service %d", i) {
+			t.Errorf("service %d: %q", i, b)
+		}
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("pgrep", "-f", "sleep 124").Output()
+		if len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("services outlived the job: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

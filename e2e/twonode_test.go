@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/provenance"
+	"github.com/kvsweep/kvsweep/reports"
+
 	"github.com/kvsweep/kvsweep/internal/etcdtest"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -168,5 +171,97 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 	// Released: the second can go now.
 	if _, errs, err := kvsweep(t, none, nil, "submit", dirB, "--lock", lock); err != nil {
 		t.Errorf("after the first finished: %v %s", err, errs)
+	}
+}
+
+// A two-node cell whose workers, services and etcd all run in the image
+// kvsweep builds, under pyxis: the head's etcd comes from the image, both
+// nodes meet at the barrier, each worker's service runs on its node, the
+// result is collected with the image's provenance, and nothing (no etcd,
+// no service, no agent) outlives the job.
+func TestTwoNodesInContainers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the two-node Slurm cluster and the runtimes (not with -short)")
+	}
+	conf := os.Getenv("KVSWEEP_SLURM_TWONODE")
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	if conf == "" || reg == "" || os.Getenv("KVSWEEP_PYXIS_SO") == "" {
+		t.Fatal("the two-node cluster, the registry or pyxis is not set up: the README's test command starts them")
+	}
+	nodes := os.Getenv("KVSWEEP_REGISTRY_NODES")
+	if nodes == "" {
+		t.Fatal("KVSWEEP_REGISTRY_NODES is not set: scripts/buildkit-env.sh serves the registry on the two-node bridge once the cluster is up")
+	}
+	c := cluster{name: "twonode", conf: conf}
+	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	// The nodes live in network namespaces: they pull the same image from
+	// the registry's address on their bridge.
+	ref = nodes + strings.TrimPrefix(ref, reg)
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: twonode-pyxis
+container: {runtime: pyxis, image: %q}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
+topologies:
+  two-node:
+    resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 5m}
+    # The harness waits for both services and the agent, as the real one
+    # waits for its services' sockets and the remote worker.
+    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/remote/agent-ready"]
+    agent: [sh, -c, 'echo "agent on $(hostname) in the image: $(cat /opt/nccl-version)"; touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
+    service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX on $SLURMD_NODENAME" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 123']
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
+`, ref+"@"+digest)
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "sweep")
+	defer cancelSweep(t, c, dir)
+	mustKvsweep(t, c, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
+	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := cells[0]
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, "cells", cell.ID, name))
+		return string(b)
+	}
+	if cell.State != scheduler.StateCompleted {
+		t.Fatalf("cell %s: %s\n%s\netcd:\n%s\nremote barrier:\n%s\nagent:\n%s", cell.Name, cell.State, cellLog(dir, cell),
+			read("etcd.log"), read("remote/barrier.log"), read("remote/agent.log"))
+	}
+	if !strings.Contains(read("etcd.log"), "ready to serve client requests") {
+		t.Errorf("the image's etcd did not serve:\n%s", read("etcd.log"))
+	}
+	if a := read("remote/agent.log"); !strings.Contains(a, "agent on ") || !strings.Contains(a, "in the image: nccl 2.27.3") {
+		t.Errorf("the agent did not run in the image on the second node: %q", a)
+	}
+	for i, node := range []string{"kvsn1", "kvsn2"} {
+		if w := read(fmt.Sprintf("services/where-%d", i)); strings.TrimSpace(w) != fmt.Sprintf("service %d on %s", i, node) {
+			t.Errorf("service %d: %q, want it on %s", i, w, node)
+		}
+	}
+	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
+	run, err := reports.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc := run.Cells[0]; rc.Outcome != reports.OK || rc.Image.Digest != digest || len(provenance.Compare(rc.Image.SourceRevisions, revs)) != 0 {
+		t.Errorf("collected: %s %s digest %s revisions %s", rc.Outcome, rc.Detail, rc.Image.Digest, rc.Image.SourceRevisions.Short())
+	}
+	// Nothing outlives the job: no etcd, no service, no agent.
+	for i := 0; ; i++ {
+		out, _ := exec.Command("pgrep", "-f", "sleep 12[23]|etcd --name head").Output()
+		if len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		if i == 300 {
+			t.Fatalf("processes outlived the job: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

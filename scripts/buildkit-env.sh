@@ -21,6 +21,9 @@ BASE=$KVSWEEP_TEST_BASE/buildkit
 BIN=$ROOT/.tools/bin
 REGISTRY=127.0.0.1:$((PORT_BASE + 55))
 REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
+# With the two-node cluster's network up (scripts/slurm-env.sh env exports
+# KVSWEEP_TWONODE_NET), the registry is also served on its bridge address.
+REGISTRY_NODES=${KVSWEEP_TWONODE_NET:+$KVSWEEP_TWONODE_NET.1:$((PORT_BASE + 57))}
 PKGS=(runc docker-registry squashfs-tools busybox-static git curl)
 
 log() { echo "buildkit-env: $*" >&2; }
@@ -34,9 +37,9 @@ install() {
 	fi
 }
 
-start_registry() { # NAME ADDR READONLY
-	local dir=$BASE/$1
-	mkdir -p "$dir/data"
+start_registry() { # NAME ADDR READONLY [DATA]
+	local dir=$BASE/$1 data=${4:-$BASE/$1/data}
+	mkdir -p "$dir" "$data"
 	pid_running "$dir/pid" && return
 	cat >"$dir/config.yml" <<EOF
 version: 0.1
@@ -44,7 +47,7 @@ log:
   level: warn
 storage:
   filesystem:
-    rootdirectory: $dir/data
+    rootdirectory: $data
   delete:
     enabled: true
   maintenance:
@@ -68,6 +71,12 @@ start() {
 	mkdir -p "$BASE"
 	start_registry registry "$REGISTRY" false
 	start_registry registry-ro "$REGISTRY_RO" true
+	if [ -n "$REGISTRY_NODES" ]; then
+		# The two-node cluster's nodes live in network namespaces of their
+		# own, where 127.0.0.1 is not this host: they pull the same images
+		# from a read-only registry on the bridge address.
+		start_registry registry-nodes "$REGISTRY_NODES" true "$BASE/registry/data"
+	fi
 	if ! pid_running "$BASE/buildkitd.pid"; then
 		cat >"$BASE/buildkitd.toml" <<EOF
 [registry."$REGISTRY"]
@@ -97,6 +106,7 @@ stop() {
 	stop_pidfile "$BASE/buildkitd.pid"
 	stop_pidfile "$BASE/registry/pid"
 	stop_pidfile "$BASE/registry-ro/pid"
+	stop_pidfile "$BASE/registry-nodes/pid"
 	log "stopped"
 }
 
@@ -106,6 +116,7 @@ env_vars() {
 	echo "export KVSWEEP_BUILDCTL=$BIN/buildctl"
 	echo "export KVSWEEP_REGISTRY=$REGISTRY"
 	echo "export KVSWEEP_REGISTRY_RO=$REGISTRY_RO"
+	echo "export KVSWEEP_REGISTRY_NODES=$REGISTRY_NODES"
 }
 
 case ${1:-} in

@@ -68,6 +68,7 @@ eval "$(scripts/runtime-env.sh env)"
 scripts/slurm-env.sh start
 started+=(scripts/slurm-env.sh)
 eval "$(scripts/slurm-env.sh env)"
+# After the clusters: the registry is also served on the two-node bridge.
 scripts/buildkit-env.sh start
 started+=(scripts/buildkit-env.sh)
 eval "$(scripts/buildkit-env.sh env)"

@@ -4,7 +4,7 @@
 # reading /opt/kvcr-build/source-revisions.json, and writes result.json v1
 # with that record as the image's provenance.
 set -eu
-engine=vllm topology=aggregated cases=TC-01 results=
+engine=vllm topology=aggregated cases=TC-01 results='' waits=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--engine) engine=$2; shift 2 ;;
@@ -12,8 +12,19 @@ while [ $# -gt 0 ]; do
 	--cases) cases=$2; shift 2 ;;
 	--results-dir) results=$2; shift 2 ;;
 	--gpus | --gpu-memory-utilization | --external-services | --remote-worker) shift 2 ;;
+	# The stand-in's own flag: wait (at most 5 minutes) for FILE to exist,
+	# as the real harness waits for its services and the remote worker.
+	--wait-file) waits="$waits $2"; shift 2 ;;
 	*) shift ;;
 	esac
+done
+for f in $waits; do
+	i=0
+	while [ ! -e "$f" ]; do
+		i=$((i + 1))
+		if [ "$i" -gt 3000 ]; then echo "phase1-sim: $f never appeared" >&2; exit 4; fi
+		sleep 0.1
+	done
 done
 revs=$(cat /opt/kvcr-build/source-revisions.json)
 mkdir -p "$results"

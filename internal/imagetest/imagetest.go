@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,14 +174,24 @@ var Applets = []string{"sh", "grep", "cat", "test", "cp", "mkdir", "ls", "echo",
 	"printf", "tr", "sed", "head", "tail", "date", "hostname", "env", "id", "cut", "wc", "touch", "dirname", "basename", "kill", "ps"}
 
 // Checkout makes a local KVCR checkout with one commit of kvcr.txt and
-// the given files (name -> content; a name ending in .sh is executable).
-func Checkout(t testing.TB, files map[string]string) string {
+// the given files (slash-separated name -> content); names ending in .sh,
+// and those listed in executable, are executable.
+func Checkout(t testing.TB, files map[string]string, executable ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	return CheckoutAt(t, t.TempDir(), files, executable...)
+}
+
+// CheckoutAt is Checkout in dir, which outlives the test (a fixture that
+// several tests share).
+func CheckoutAt(t testing.TB, dir string, files map[string]string, executable ...string) string {
+	t.Helper()
 	for p, c := range files {
 		mode := os.FileMode(0o644)
-		if strings.HasSuffix(p, ".sh") {
+		if strings.HasSuffix(p, ".sh") || slices.Contains(executable, p) {
 			mode = 0o755
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), mode); err != nil {
 			t.Fatal(err)
