@@ -340,6 +340,10 @@ matrix: {engine: [vllm], topology: [disagg-2p1d-sidecar], geometry: [g], case: [
 	if cells[0].State != scheduler.StateCompleted {
 		t.Fatalf("%s: %s\n%s", cells[0].Name, cells[0].State, cellLog(dir, cells[0]))
 	}
+	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
+	if run, err := reports.ReadRun(dir); err != nil || run.Cells[0].Outcome != reports.OK {
+		t.Errorf("collected: %v %+v", err, run)
+	}
 	for i := range 3 {
 		b, _ := os.ReadFile(filepath.Join(dir, sweep.CellsDir, cells[0].ID, "services", fmt.Sprintf("where-%d", i)))
 		if strings.TrimSpace(string(b)) != fmt.Sprintf("service %d", i) {
