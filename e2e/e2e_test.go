@@ -126,10 +126,7 @@ matrix:
   case: [TC-01]
   sim: [%s]
 %s`, name, harness, strings.Join(tops, "\n"), strings.Join(topologies, ", "), strings.Join(q, ", "), extra)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dir = filepath.Join(tmp, "sweep")
 	mustKvsweep(t, c, "render", path, "--out", dir, "--sweep-id", fmt.Sprintf("%s-%s-%d", name, c.name, time.Now().UnixNano()%1e9))
 	m, err := sweep.ReadManifest(dir)
@@ -221,4 +218,31 @@ func slurmTasks(t *testing.T, c cluster, sweepID string) map[string][]string {
 
 func cancelSweep(t *testing.T, c cluster, dir string) {
 	_, _, _ = kvsweep(t, c, nil, "cancel", dir, "--scheduler", "slurm")
+}
+
+// writeSpec writes a spec into dir and returns its path.
+func writeSpec(t *testing.T, dir, spec string) string {
+	t.Helper()
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// waitGone waits until no process matches pattern (pgrep -f), failing
+// with what if some still does after 30 s: the processes a job started
+// end with it.
+func waitGone(t *testing.T, pattern, what string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		out, _ := exec.Command("pgrep", "-f", pattern).Output()
+		if len(strings.TrimSpace(string(out))) == 0 {
+			return
+		}
+		if i == 300 {
+			t.Fatalf("%s: %s", what, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

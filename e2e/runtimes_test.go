@@ -148,10 +148,7 @@ topologies: {aggregated: {resources: {time: 10m}}}
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 `, ref)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	mustKvsweep(t, c, "render", path, "--out", filepath.Join(tmp, "sw"), "--insecure-registry")
 	m, err := sweep.ReadManifest(filepath.Join(tmp, "sw"))
 	if err != nil {
@@ -270,10 +267,7 @@ matrix:
   geometry: [g]
   case: [TC-01, TC-02]
 `, rt, rt, image, expect, rt == "apptainer")
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
 	id := fmt.Sprintf("rt-%s-%d", rt, time.Now().UnixNano()%1e9)
 	defer cancelSweep(t, c, dir)
@@ -326,10 +320,7 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [disagg-2p1d-sidecar], geometry: [g], case: [TC-01, TC-04]}
 `, ref+"@"+digest)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
 	defer cancelSweep(t, c, dir)
 	mustKvsweep(t, c, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
@@ -350,14 +341,5 @@ matrix: {engine: [vllm], topology: [disagg-2p1d-sidecar], geometry: [g], case: [
 			t.Errorf("service %d: %q", i, b)
 		}
 	}
-	for i := 0; ; i++ {
-		out, _ := exec.Command("pgrep", "-f", "sleep 124").Output()
-		if len(strings.TrimSpace(string(out))) == 0 {
-			break
-		}
-		if i == 300 {
-			t.Fatalf("services outlived the job: %s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitGone(t, "sleep 124", "services outlived the job")
 }

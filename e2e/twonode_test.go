@@ -49,10 +49,7 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
 `, harness)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
 	mustKvsweep(t, c, "render", path, "--out", dir)
 	if fi, err := os.Stat(filepath.Join(dir, sweep.BinaryPath)); err != nil || fi.Mode()&0o111 == 0 {
@@ -108,16 +105,7 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 			t.Errorf("service %d: %q, want it on %s", i, w, node)
 		}
 	}
-	for i := 0; ; i++ {
-		out, _ := exec.Command("pgrep", "-f", "exec sleep 121").Output()
-		if len(strings.TrimSpace(string(out))) == 0 {
-			break
-		}
-		if i == 300 {
-			t.Fatalf("services outlived the job: %s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitGone(t, "exec sleep 121", "services outlived the job")
 	if _, ok, _ := sweep.ReadExitMarker(dir, cell.ID); !ok {
 		t.Error("no exit marker")
 	}
@@ -144,10 +132,7 @@ topologies: {aggregated: {resources: {time: 1m}}}
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 `, harness)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	lock := fmt.Sprintf("etcd://127.0.0.1:%d/kvsweep-ci", port)
 	none := cluster{}
@@ -214,10 +199,7 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
 `, ref+"@"+digest)
-	path := filepath.Join(tmp, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
 	defer cancelSweep(t, c, dir)
 	mustKvsweep(t, c, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
@@ -254,14 +236,5 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		t.Errorf("collected: %s %s digest %s revisions %s", rc.Outcome, rc.Detail, rc.Image.Digest, rc.Image.SourceRevisions.Short())
 	}
 	// Nothing outlives the job: no etcd, no service, no agent.
-	for i := 0; ; i++ {
-		out, _ := exec.Command("pgrep", "-f", "sleep 12[23]|etcd --name head").Output()
-		if len(strings.TrimSpace(string(out))) == 0 {
-			break
-		}
-		if i == 300 {
-			t.Fatalf("processes outlived the job: %s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitGone(t, "sleep 12[23]|etcd --name head", "processes outlived the job")
 }

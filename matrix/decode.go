@@ -45,15 +45,21 @@ func LoadCells(path string) (*Spec, []Cell, []byte, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	spec, err := Parse(path, src)
+	spec, cells, err := ParseCells(path, src)
+	return spec, cells, src, err
+}
+
+// ParseCells validates and expands a spec; file is used in messages.
+func ParseCells(file string, src []byte) (*Spec, []Cell, error) {
+	spec, err := Parse(file, src)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	cells, err := Expand(spec)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return spec, cells, src, nil
+	return spec, cells, nil
 }
 
 // Parse decodes and validates a spec. file is used in messages only.

@@ -16,11 +16,7 @@ import (
 
 func load(t testing.TB, path string, src []byte) (*matrix.Spec, []matrix.Cell) {
 	t.Helper()
-	s, err := matrix.Parse(path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := matrix.Expand(s)
+	s, cells, err := matrix.ParseCells(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,11 +212,7 @@ matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 // renderSpec renders a spec into a new sweep directory, as kvsweep render does.
 func renderSpec(t testing.TB, path string, src []byte, opts sbatch.Options) (string, *sweep.Manifest) {
 	t.Helper()
-	s, err := matrix.Parse(path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := matrix.Expand(s)
+	s, cells, err := matrix.ParseCells(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
