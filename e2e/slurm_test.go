@@ -72,8 +72,11 @@ func TestOutcomes(t *testing.T) {
 		dir, _ := renderSweep(t, c, "outcomes", sims, []string{"aggregated"}, "")
 		defer cancelSweep(t, c, dir)
 		mustKvsweep(t, c, "submit", dir, "--scheduler", "slurm")
+		// Running, and past the start of its script: a job cancelled before
+		// its shell has run a line cannot write its exit marker.
 		cells := waitFor(t, c, dir, 2*time.Minute, "the cell to cancel is running", func(cs []scheduler.CellStatus) bool {
-			return byName(cs)["vllm-aggregated-g-sim-sleep-300"].State == scheduler.StateRunning
+			v := byName(cs)["vllm-aggregated-g-sim-sleep-300"]
+			return v.State == scheduler.StateRunning && strings.Contains(cellLog(dir, v), "kvsweep: cell "+v.ID+" on ")
 		})
 		victim := byName(cells)["vllm-aggregated-g-sim-sleep-300"].ID
 		mustKvsweep(t, c, "cancel", dir, "--cells", victim)
