@@ -46,6 +46,12 @@ DB=$BASE/mysql
 
 conf_of() { echo "$BASE/$1/slurm.conf"; }
 
+# first_job_id RANK: job ids of their own per run and cluster. pyxis names its containers
+# after the job and step (pyxis_JOB.STEP) in the one enroot data directory
+# of the user, so two runs' clusters must never hand out the same job id.
+# Each cluster of a run has its own range too (CLUSTER_RANK: 0, 1, 2).
+first_job_id() { echo "FirstJobId=$((KVSWEEP_TEST_SLOT * 1000000 + $1 * 300000 + 1))"; }
+
 # plugstack DIR: with pyxis built (scripts/runtime-env.sh exports
 # KVSWEEP_PYXIS_SO), load it into the cluster whose config is in DIR, so
 # srun --container-image runs steps in an image through enroot.
@@ -87,6 +93,7 @@ write_conf() {
 		# MinJobAge; a short one lets tests reach that case quickly.
 		if [ "$name" = acct ]; then echo "MinJobAge=300"; else echo "MinJobAge=30"; fi
 		echo "KillWait=5"
+		if [ "$name" = acct ]; then first_job_id 0; else first_job_id 1; fi
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
 		echo "ReturnToService=2"
@@ -275,6 +282,7 @@ start_twonode() {
 		echo "SelectTypeParameters=CR_Core_Memory"
 		echo "MinJobAge=300"
 		echo "KillWait=5"
+		first_job_id 2
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2"
 		echo "ReturnToService=2"
