@@ -46,10 +46,10 @@ DB=$BASE/mysql
 
 conf_of() { echo "$BASE/$1/slurm.conf"; }
 
-# first_job_id RANK: job ids of their own per run and cluster. pyxis names its containers
-# after the job and step (pyxis_JOB.STEP) in the one enroot data directory
-# of the user, so two runs' clusters must never hand out the same job id.
-# Each cluster of a run has its own range too (CLUSTER_RANK: 0, 1, 2).
+# first_job_id RANK: job ids of their own per run and per cluster (RANK 0,
+# 1, 2). pyxis names its containers after the job and step
+# (pyxis_JOB.STEP) in the user's one enroot data directory, so no two
+# clusters on the machine may hand out the same job id.
 first_job_id() { echo "FirstJobId=$((KVSWEEP_TEST_SLOT * 1000000 + $1 * 300000 + 1))"; }
 
 # plugstack DIR: with pyxis built (scripts/runtime-env.sh exports
