@@ -132,14 +132,26 @@ munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
 start_munge() {
 	mkdir -p /run/munge /var/log/munge /var/lib/munge "$MUNGE_USERS"
 	chown munge:munge /run/munge /var/log/munge /var/lib/munge
+	# One run at a time decides whether to start it (runs start together).
+	exec 8>/run/munge/kvsweep.lock
+	flock 8
 	touch "$MUNGE_USERS/$KVSWEEP_TEST_SLOT"
-	if munge_ok; then return; fi
+	if munge_ok; then
+		flock -u 8
+		return
+	fi
 	[ -f /etc/munge/munge.key ] || /usr/sbin/mungekey --create
 	# A clean environment: munged is shared, not this run's (test.sh would
 	# otherwise count it among the processes the run left behind).
-	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin su munge -s /bin/sh -c /usr/sbin/munged
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin su munge -s /bin/sh -c /usr/sbin/munged 8>&-
 	touch /run/munge/kvsweep.started
-	for _ in $(seq 50); do munge_ok && return; sleep 0.1; done
+	for _ in $(seq 100); do
+		if munge_ok; then
+			flock -u 8
+			return
+		fi
+		sleep 0.1
+	done
 	log "munged did not start"
 	return 1
 }
@@ -147,6 +159,8 @@ start_munge() {
 # stop_munge unregisters this run; the last run to leave stops the munged
 # kvsweep started (never one that was running before).
 stop_munge() {
+	exec 8>/run/munge/kvsweep.lock
+	flock 8
 	rm -f "$MUNGE_USERS/$KVSWEEP_TEST_SLOT"
 	if [ -n "$(ls -A "$MUNGE_USERS" 2>/dev/null)" ] || [ ! -f /run/munge/kvsweep.started ]; then return; fi
 	stop_pidfile /run/munge/munged.pid
