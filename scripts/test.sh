@@ -62,15 +62,17 @@ cleanup() {
 trap cleanup EXIT
 # The runtimes first: the clusters load pyxis, and their daemons find
 # enroot on the PATH this exports.
-scripts/runtime-env.sh start
+# Each is registered for stopping before it starts: a start that fails
+# half-way is stopped too.
 started+=(scripts/runtime-env.sh)
+scripts/runtime-env.sh start
 eval "$(scripts/runtime-env.sh env)"
-scripts/slurm-env.sh start
 started+=(scripts/slurm-env.sh)
+scripts/slurm-env.sh start
 eval "$(scripts/slurm-env.sh env)"
 # After the clusters: the registry is also served on the two-node bridge.
-scripts/buildkit-env.sh start
 started+=(scripts/buildkit-env.sh)
+scripts/buildkit-env.sh start
 eval "$(scripts/buildkit-env.sh env)"
 
 echo "test.sh: go vet" >&2
