@@ -40,15 +40,13 @@ type Local struct {
 }
 
 type localTask struct {
-	seq    int
-	jobID  string
-	task   int // array task id, -1 for a plain job
-	count  int // tasks in the array
-	req    SubmitRequest
-	pgid   int
-	state  string
-	exit   int
-	cancel bool
+	seq   int
+	jobID string
+	task  int // array task id, -1 for a plain job
+	count int // tasks in the array
+	req   SubmitRequest
+	state string
+	exit  int
 }
 
 // Name implements Scheduler.
