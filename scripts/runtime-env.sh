@@ -154,6 +154,8 @@ stop() {
 	# dockerd leaves the containerd it started.
 	stop_pidfile "$DOCKER/exec/containerd/containerd.pid"
 	pkill -f -- "--state $DOCKER/exec" 2>/dev/null || true
+	# dockerd also leaves its network namespace mounted (exec/netns/default).
+	findmnt -rn -o TARGET | grep -F "$DOCKER/" | sort -r | xargs -r umount 2>/dev/null || true
 	log "stopped"
 }
 
