@@ -30,11 +30,7 @@ import (
 // inspect reads from it.
 func TestRuntimes(t *testing.T) {
 	c := clusters(t)[0] // with accounting
-	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
-	if reg == "" || addr == "" || os.Getenv("KVSWEEP_PYXIS_SO") == "" || os.Getenv("DOCKER_HOST") == "" {
-		t.Fatal("the registry, buildkitd, enroot/pyxis and dockerd are not set up: the README's test command starts them (scripts/buildkit-env.sh, scripts/runtime-env.sh)")
-	}
-	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	ref, digest, revs := buildTestImage(t, c)
 	image := ref + "@" + digest
 	// The spec expects exactly the commits the image was built from: the
 	// check in the job passes.
@@ -79,8 +75,7 @@ func TestRuntimes(t *testing.T) {
 // component, and the harness never started.
 func TestProvenanceMismatch(t *testing.T) {
 	c := clusters(t)[0]
-	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
-	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	ref, digest, revs := buildTestImage(t, c)
 	other := strings.Repeat("1", 40)
 	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", other, revs.Commit("vllm_adapter"))
 	dir := runInImage(t, c, "pyxis", ref+"@"+digest, expect, scheduler.StateFailed)
@@ -110,8 +105,7 @@ func TestProvenanceMismatch(t *testing.T) {
 // PROVENANCE_MISMATCH naming dynamo.
 func TestPinsMovedAfterBuild(t *testing.T) {
 	c := clusters(t)[0]
-	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
-	ref, digest, revs := buildTestImage(t, c, reg, addr)
+	ref, digest, revs := buildTestImage(t, c)
 	b, err := os.ReadFile(testImage.pins)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +131,7 @@ func TestPinsMovedAfterBuild(t *testing.T) {
 // serves, so every cell runs one image and every row can name it.
 func TestTagResolvedToDigest(t *testing.T) {
 	c := clusters(t)[0]
-	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
-	ref, digest, _ := buildTestImage(t, c, reg, addr)
+	ref, digest, _ := buildTestImage(t, c)
 	tmp := t.TempDir()
 	spec := fmt.Sprintf(`version: 1
 name: tag
@@ -182,10 +175,14 @@ var testImage struct {
 // buildTestImage builds and pushes the test image with kvsweep image
 // build (once per test run); it returns the reference, the pushed digest
 // and what image inspect reads from the image.
-func buildTestImage(t *testing.T, c cluster, reg, addr string) (ref, digest string, revs *provenance.SourceRevisions) {
+func buildTestImage(t *testing.T, c cluster) (ref, digest string, revs *provenance.SourceRevisions) {
 	t.Helper()
 	if testImage.revs != nil {
 		return testImage.ref, testImage.digest, testImage.revs
+	}
+	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
+	if reg == "" || addr == "" || os.Getenv("KVSWEEP_PYXIS_SO") == "" || os.Getenv("DOCKER_HOST") == "" {
+		t.Fatal("the registry, buildkitd, enroot/pyxis and dockerd are not set up: the README's test command starts them (scripts/buildkit-env.sh, scripts/runtime-env.sh)")
 	}
 	git := imagetest.StartGitServer(t)
 	testImage.git = git
@@ -302,8 +299,7 @@ func cellLog(dir string, cs scheduler.CellStatus) string {
 // the services directory; every service ran and none outlived the job.
 func TestDisaggSidecarsInContainers(t *testing.T) {
 	c := clusters(t)[0]
-	reg, addr := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR")
-	ref, digest, _ := buildTestImage(t, c, reg, addr)
+	ref, digest, _ := buildTestImage(t, c)
 	tmp := t.TempDir()
 	spec := fmt.Sprintf(`version: 1
 name: disagg-sidecars
