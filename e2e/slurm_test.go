@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,6 +53,57 @@ func TestOutage(t *testing.T) {
 		t.Errorf("submit did not report retries:\n%s", out.String())
 	}
 	checkExactlyOnce(t, c, dir, m)
+}
+
+// TestJobIDReset runs alone, after TestOutage (it rebuilds a controller):
+// the accounting cluster's job ids are reset between two sweeps, so the
+// second sweep's job gets the id of the first one's. Each sweep still
+// reports its own job: the first its FAILED exit 3 (not the second's
+// RUNNING), the second RUNNING, and status says it ignored the other job.
+func TestJobIDReset(t *testing.T) {
+	c := clusters(t)[0] // acct: sacct remembers both jobs
+	reset := func() {
+		t.Helper()
+		if out, err := exec.Command("../scripts/slurm-env.sh", "ctld-reset", c.name).CombinedOutput(); err != nil {
+			t.Fatalf("slurm-env.sh ctld-reset: %v\n%s", err, out)
+		}
+	}
+	reset()
+	first, _ := renderSweep(t, c, "reset1", []string{"exit:3"}, []string{"aggregated"}, "")
+	mustKvsweep(t, c, "submit", first, "--scheduler", "slurm")
+	before := waitFor(t, c, first, 3*time.Minute, "the first sweep's cell ends", scheduler.Done)[0]
+	if before.State != scheduler.StateFailed || before.ExitCode != 3 {
+		t.Fatalf("first sweep: %s exit %d, want FAILED exit 3", before.State, before.ExitCode)
+	}
+	reset()
+	second, _ := renderSweep(t, c, "reset2", []string{"sleep:600"}, []string{"aggregated"}, "")
+	defer cancelSweep(t, c, second)
+	mustKvsweep(t, c, "submit", second, "--scheduler", "slurm")
+	now := waitFor(t, c, second, 3*time.Minute, "the second sweep's cell runs", func(cs []scheduler.CellStatus) bool {
+		return cs[0].State == scheduler.StateRunning
+	})[0]
+	if now.Task != before.Task {
+		t.Fatalf("the reset did not reuse the job id: first %s, second %s", before.Task, now.Task)
+	}
+	// A fresh sweep directory copy without observed.json: only Slurm's
+	// answers, so the name check is what keeps the jobs apart.
+	if err := os.Remove(filepath.Join(first, sweep.ObservedFile)); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, err := kvsweep(t, c, nil, "status", first, "--scheduler", "slurm", "--format", "json")
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, errs)
+	}
+	if !strings.Contains(out, `"state": "FAILED"`) || !strings.Contains(out, `"exit_code": 3`) || strings.Contains(out, "RUNNING") {
+		t.Errorf("the first sweep's status after the reset is not its own job's:\n%s", out)
+	}
+	if !strings.Contains(errs, "ignored what Slurm said of job ids now held by other jobs") || !strings.Contains(errs, "kvs.reset2") {
+		t.Errorf("status did not say it ignored the other job:\n%s", errs)
+	}
+	again := waitFor(t, c, second, time.Minute, "the second sweep still running", func([]scheduler.CellStatus) bool { return true })[0]
+	if again.State != scheduler.StateRunning {
+		t.Errorf("second sweep: %s, want RUNNING", again.State)
+	}
 }
 
 // eachCluster runs f as a parallel subtest on every test cluster.

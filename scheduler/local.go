@@ -261,15 +261,15 @@ func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]strin
 // state; started ones are RUNNING while their process lives; queued ones
 // are PENDING while the executor lives. Anything else is left to the exit
 // markers (Accounting is false).
-func (l *Local) Poll(_ context.Context, jobIDs []string) (*Poll, error) {
+func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 	p := &Poll{Tasks: map[string]sweep.TaskState{}}
 	recs, err := sweep.ReadJournal(l.Dir)
 	if err != nil {
 		return nil, err
 	}
 	want := map[string]bool{}
-	for _, id := range jobIDs {
-		want[id] = true
+	for _, j := range jobs {
+		want[j.ID] = true
 	}
 	executor := map[int]int{}
 	for _, r := range recs {

@@ -63,7 +63,7 @@ func (Records) Submit(context.Context, SubmitRequest) (string, error) {
 	return "", fmt.Errorf("the sweep's records cannot submit")
 }
 func (Records) FindByName(context.Context, string, time.Time) ([]string, error) { return nil, nil }
-func (Records) Poll(context.Context, []string) (*Poll, error) {
+func (Records) Poll(context.Context, []PollJob) (*Poll, error) {
 	return &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}, nil
 }
 func (Records) Cancel(context.Context, []string) error {

@@ -19,21 +19,32 @@ type Scheduler interface {
 	// FindByName returns the ids of jobs with that name, for crash recovery.
 	FindByName(ctx context.Context, name string, since time.Time) ([]string, error)
 	// Poll returns the state of every task of the given jobs in one round.
-	Poll(ctx context.Context, jobIDs []string) (*Poll, error)
+	// An answer about a job id whose name is not the one submitted (a job
+	// id the cluster handed out again after a reset) is left out.
+	Poll(ctx context.Context, jobs []PollJob) (*Poll, error)
 	Cancel(ctx context.Context, targets []string) error
+}
+
+// PollJob is a submitted job as the sweep recorded it.
+type PollJob struct {
+	ID    string
+	Name  string    // the job name it was submitted with
+	Since time.Time // when it was submitted (the intent's time)
 }
 
 // SubmitRequest is one sbatch call.
 type SubmitRequest struct {
-	Seq       int    // the journal's submission number
-	Dir       string // the sweep directory: sbatch runs there
-	Script    string // relative to Dir
-	JobName   string
-	Comment   string
-	Array     string // task ids in --array syntax; empty for a plain job
-	Throttle  int    // --array ...%N
-	Offset    int    // cell-table index = task id + Offset
-	Hold      bool
+	Seq      int    // the journal's submission number
+	Dir      string // the sweep directory: sbatch runs there
+	Script   string // relative to Dir
+	JobName  string
+	Comment  string
+	Array    string // task ids in --array syntax; empty for a plain job
+	Throttle int    // --array ...%N
+	Offset   int    // cell-table index = task id + Offset
+	Hold     bool
+	// Exclude lists nodes the job must not run on (sbatch --exclude).
+	Exclude   []string
 	Overrides map[string]string // partition, account, qos, reservation
 	TimeLimit time.Duration     // for the local executor (Slurm reads the script)
 }
@@ -44,6 +55,9 @@ type Poll struct {
 	Tasks map[string]sweep.TaskState
 	// Accounting is false where sacct answered that accounting is disabled.
 	Accounting bool
+	// Foreign lists answers left out because the job id now belongs to a
+	// job of another name: "123 (RUNNING, named kvs.other.s1)".
+	Foreign []string
 }
 
 // TaskKey names a task of a job: "123_4", or "123" when task < 0.

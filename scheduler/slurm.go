@@ -176,6 +176,9 @@ func SubmitArgs(r SubmitRequest) []string {
 	if r.Hold {
 		args = append(args, "--hold")
 	}
+	if len(r.Exclude) > 0 {
+		args = append(args, "--exclude="+strings.Join(r.Exclude, ","))
+	}
 	return append(args, r.Script)
 }
 
@@ -260,15 +263,31 @@ func accountingDisabled(err error) bool {
 
 // Poll asks Slurm for every task of the given (array) jobs: one sacct call
 // for all of them, and one squeue call for pending reasons and for the
-// states Slurm still holds where accounting is off.
-func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
+// states Slurm still holds where accounting is off. sacct is bounded by
+// the earliest submission time and asked for every record of each id
+// (--duplicates); a row whose job name is not the one submitted under
+// that id belongs to another job (the cluster's ids were reset) and is
+// left out, and so is such a row of squeue.
+func (s *Slurm) Poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
 	p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
-	if len(jobIDs) == 0 {
+	if len(jobs) == 0 {
 		return p, nil
 	}
-	ids := strings.Join(jobIDs, ",")
-	out, err := s.run(ctx, "sacct", "--noheader", "--parsable2", "-X", "--jobs="+ids,
-		"--format=JobID,State,ExitCode,Elapsed,NodeList")
+	ids := make([]string, len(jobs))
+	names := make(map[string]string, len(jobs))
+	since := jobs[0].Since
+	for i, j := range jobs {
+		ids[i] = j.ID
+		names[j.ID] = j.Name
+		if j.Since.Before(since) {
+			since = j.Since
+		}
+	}
+	// A margin for clocks of the submitting host and the controller that
+	// disagree; the name check is what tells jobs apart.
+	start := since.Add(-sacctClockSlack).Local().Format("2006-01-02T15:04:05")
+	out, err := s.run(ctx, "sacct", "--noheader", "--parsable2", "-X", "--duplicates", "--starttime="+start,
+		"--jobs="+strings.Join(ids, ","), "--format=JobID,JobName,State,ExitCode,Elapsed,NodeList")
 	switch {
 	case accountingDisabled(err):
 		p.Accounting = false
@@ -277,31 +296,52 @@ func (s *Slurm) Poll(ctx context.Context, jobIDs []string) (*Poll, error) {
 	default:
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Split(strings.TrimSpace(line), "|")
-			if len(f) < 5 {
+			if len(f) < 6 || !p.ours(names, f[0], f[1], f[2]) {
 				continue
 			}
-			ts := sweep.TaskState{State: NormalizeState(f[1]), Elapsed: f[3], Nodes: f[4], Source: "sacct"}
-			ts.ExitCode, ts.Signal, _ = ParseExitCode(f[2])
+			ts := sweep.TaskState{State: NormalizeState(f[2]), Elapsed: f[4], Nodes: f[5], Source: "sacct"}
+			ts.ExitCode, ts.Signal, _ = ParseExitCode(f[3])
 			p.set(f[0], ts)
 		}
 	}
-	out, err = s.run(ctx, "squeue", "--noheader", "--array", "--states=all", "--jobs="+ids, "--format=%i|%T|%r|%M|%N")
+	out, err = s.run(ctx, "squeue", "--noheader", "--array", "--states=all", "--jobs="+strings.Join(ids, ","), "--format=%i|%j|%T|%r|%M|%N")
 	var se *SlurmError
 	if err != nil && !(errors.As(err, &se) && strings.Contains(se.Msg, "Invalid job id")) {
 		return nil, err
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) < 5 {
+		if len(f) < 6 || !p.ours(names, f[0], f[1], f[2]) {
 			continue
 		}
-		ts := sweep.TaskState{State: NormalizeState(f[1]), Reason: f[2], Elapsed: f[3], Nodes: f[4], Source: "squeue"}
+		ts := sweep.TaskState{State: NormalizeState(f[2]), Reason: f[3], Elapsed: f[4], Nodes: f[5], Source: "squeue"}
 		if ts.Reason == "None" {
 			ts.Reason = ""
 		}
 		p.merge(f[0], ts)
 	}
+	if len(p.Foreign) > 0 && s.Log != nil {
+		fmt.Fprintf(s.Log, "kvsweep: ignored what Slurm said of job ids now held by other jobs (the cluster's job ids were reset?): %s\n", strings.Join(p.Foreign, ", "))
+	}
 	return p, nil
+}
+
+// sacctClockSlack widens sacct's time window below the earliest submission.
+const sacctClockSlack = 10 * time.Minute
+
+// ours reports whether a row (job id, name, state) of sacct or squeue is
+// about the job submitted under that id, and notes it in Foreign if not.
+func (p *Poll) ours(names map[string]string, id, name, state string) bool {
+	ref, err := ParseJobID(id)
+	if err != nil {
+		return false
+	}
+	want, ok := names[ref.JobID]
+	if !ok || want == "" || want == name {
+		return ok
+	}
+	p.Foreign = append(p.Foreign, fmt.Sprintf("%s (%s, named %s)", ref.JobID, NormalizeState(state), name))
+	return false
 }
 
 // Cancel runs scancel on the given job or task ids ("123", "123_4").

@@ -24,6 +24,9 @@ type CellStatus struct {
 	Task    string `json:"task,omitempty"` // "123_4", or "123" for a plain job
 	Attempt int    `json:"attempt"`        // number of submissions of this cell
 	sweep.TaskState
+	// Earlier is how the cell's earlier submissions ended, oldest first,
+	// where the scheduler or the sweep's records still know.
+	Earlier []sweep.TaskState `json:"earlier,omitempty"`
 }
 
 // Status reports every cell of the sweep in dir: the latest submission of
@@ -59,8 +62,9 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 			TaskState: sweep.TaskState{State: StateNotSubmitted, Source: "journal"}}
 		pos[c.ID] = i
 	}
-	var jobIDs []string
+	var jobs []PollJob
 	seen := map[string]bool{}
+	earlier := map[string][]string{} // cell id -> task keys of earlier submissions
 	for _, s := range sweep.Submissions(recs) {
 		if s.Abandoned {
 			continue
@@ -69,6 +73,9 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 		for _, c := range cellsOf(m, s.Intent) {
 			cs := &out[pos[c.ID]]
 			cs.Attempt++
+			if cs.Task != "" {
+				earlier[c.ID] = append(earlier[c.ID], cs.Task)
+			}
 			cs.Task, cs.TaskState = "", sweep.TaskState{State: StateSubmitted, Source: "journal"}
 			if s.JobID == "" {
 				cs.Reason = "unconfirmed: the next kvsweep submit settles it"
@@ -82,27 +89,35 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 		}
 		if s.JobID != "" && !seen[s.JobID] {
 			seen[s.JobID] = true
-			jobIDs = append(jobIDs, s.JobID)
+			jobs = append(jobs, PollJob{ID: s.JobID, Name: s.Intent.JobName, Since: s.Intent.Time})
 		}
 	}
-	poll, err := sched.Poll(ctx, jobIDs)
+	poll, err := sched.Poll(ctx, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
 	// An unreadable observed.json (refused, corrupt) costs detail only.
 	seenBefore, _ := sweep.ReadObserved(dir)
 	observed := 0
+	for task, ts := range poll.Tasks {
+		if Terminal(ts.State) && seenBefore[task] != ts {
+			seenBefore[task] = ts
+			observed++
+		}
+	}
 	for i := range out {
 		cs := &out[i]
+		for _, task := range earlier[cs.ID] {
+			if ts, ok := seenBefore[task]; ok {
+				cs.Earlier = append(cs.Earlier, ts)
+			}
+		}
 		if cs.Task == "" {
 			continue
 		}
 		ts, polled := poll.Tasks[cs.Task]
 		if !polled {
 			ts, polled = seenBefore[cs.Task]
-		} else if Terminal(ts.State) && seenBefore[cs.Task] != ts {
-			seenBefore[cs.Task] = ts
-			observed++
 		}
 		if polled && (ts.Source == "sacct" || !Terminal(ts.State)) {
 			cs.TaskState = ts

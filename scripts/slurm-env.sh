@@ -12,6 +12,8 @@
 #   scripts/slurm-env.sh stop      everything start started
 #   scripts/slurm-env.sh env       the variables tests read (KVSWEEP_SLURM_ACCT/NOACCT/TWONODE)
 #   scripts/slurm-env.sh ctld-stop|ctld-start CLUSTER   (for outage tests)
+#   scripts/slurm-env.sh ctld-reset CLUSTER   a fresh controller state: job ids
+#                                  start again at FirstJobId (accounting keeps the old jobs)
 #
 # Everything is this run's own (scripts/lib.sh: KVSWEEP_TEST_SLOT): state
 # under $KVSWEEP_TEST_BASE/slurm, the ports, a MariaDB server of its own,
@@ -231,6 +233,27 @@ ctld_stop() {
 	kill -9 "$pid" 2>/dev/null || true
 }
 
+# ctld_reset NAME restarts the controller of a one-node cluster on an
+# empty state directory, as a site does when it rebuilds slurmctld: its
+# job ids start again at FirstJobId while slurmdbd keeps the jobs that had
+# them before.
+ctld_reset() {
+	local name=$1 dir=$BASE/$1
+	ctld_stop "$name"
+	rm -rf "${dir:?}/ctld"
+	mkdir -p "$dir/ctld"
+	ctld_start "$name"
+	for _ in $(seq 150); do
+		case $(SLURM_CONF=$dir/slurm.conf sinfo -h -o %T 2>/dev/null) in
+		idle | mixed) return ;;
+		down* | drain* | unk*) SLURM_CONF=$dir/slurm.conf scontrol update NodeName="kvs${name}1" State=RESUME 2>/dev/null || true ;;
+		esac
+		sleep 0.2
+	done
+	log "cluster $name: node not idle after the reset: $(SLURM_CONF=$dir/slurm.conf sinfo -h -o '%T %E' 2>&1)"
+	return 1
+}
+
 start_cluster() {
 	local name=$1 cport=$2 dport=$3 dir=$BASE/$1
 	write_conf "$name" "$cport" "$dport"
@@ -385,8 +408,9 @@ stop) stop ;;
 env) env_vars ;;
 ctld-stop) ctld_stop "$2" ;;
 ctld-start) ctld_start "$2" ;;
+ctld-reset) ctld_reset "$2" ;;
 *)
-	echo "usage: $0 install|start|stop|env|ctld-stop NAME|ctld-start NAME" >&2
+	echo "usage: $0 install|start|stop|env|ctld-stop NAME|ctld-start NAME|ctld-reset NAME" >&2
 	exit 2
 	;;
 esac
