@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
+	"github.com/kvsweep/kvsweep/rules"
 )
 
 // decoder is the spec's own decoding on top of yamlpos.
@@ -62,6 +63,28 @@ func ParseCells(file string, src []byte) (*Spec, []Cell, error) {
 	return spec, cells, nil
 }
 
+// checkCases refuses settings for a case no cell plans: a misspelt case id
+// would silently drop its rules.
+func checkCases(spec *Spec, cells []Cell) error {
+	planned := map[string]bool{}
+	for _, c := range cells {
+		for _, id := range c.Cases {
+			planned[id] = true
+		}
+	}
+	var errs ErrorList
+	for _, id := range slices.Sorted(maps.Keys(spec.Cases)) {
+		if !planned[id] {
+			errs = append(errs, &Error{File: spec.File, Pos: spec.Cases[id].Pos,
+				Msg: fmt.Sprintf("cases.%s: no cell plans case %q (expected one of: %s)", id, id, strings.Join(slices.Sorted(maps.Keys(planned)), ", "))})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
 // Parse decodes and validates a spec. file is used in messages only.
 // A non-nil error is an ErrorList.
 func Parse(file string, src []byte) (*Spec, error) {
@@ -78,6 +101,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		Geometries:   map[string]*Geometry{},
 		Harness:      Harness{CasesFlag: "--cases"},
 		Container:    Container{Runtime: "none"},
+		Cases:        map[string]*Case{},
 	}
 	seen := map[string]bool{}
 	mark := func(f yamlpos.Field) yamlpos.Field {
@@ -104,6 +128,14 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("topologies", func(n ast.Node, w string) { d.topologies(n, w, s) })),
 		mark(yamlpos.F("geometries", func(n ast.Node, w string) { d.geometries(n, w, s) })),
 		mark(yamlpos.F("matrix", func(n ast.Node, w string) { matrixNode = n })),
+		mark(yamlpos.F("cases", func(n ast.Node, w string) { d.cases(n, w, s) })),
+		mark(yamlpos.F("retry", func(n ast.Node, w string) {
+			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
+				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {
+					d.Errorf(n, "%s: %d is out of range (expected an integer from 0 to %d)", w, s.Retry.Infra, MaxInfraRetries)
+				}
+			}))
+		})),
 	)
 	for _, req := range []string{"version", "name", "harness", "topologies", "geometries", "matrix"} {
 		if !seen[req] {
@@ -324,6 +356,8 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 			yamlpos.F("args", func(n ast.Node, w string) { t.Args = d.templates(d.List(n, w), w) }),
 			yamlpos.F("agent", func(n ast.Node, w string) { t.Agent = d.templates(d.List(n, w), w) }),
 			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
+			yamlpos.F("require", func(n ast.Node, w string) { t.Require = d.rules(n, w) }),
+			yamlpos.F("verdicts_only", func(n ast.Node, w string) { t.VerdictsOnly = d.Bool(n, w) }),
 			yamlpos.F("workers", func(n ast.Node, w string) {
 				workersSet = true
 				if t.Workers = d.Integer(n, w); t.Workers < 1 || t.Workers > MaxGPUsPerNode {
@@ -341,6 +375,36 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		s.Topologies[e.Key] = t
 		s.TopologyOrder = append(s.TopologyOrder, e.Key)
 	}
+}
+
+// cases reads the cases mapping: case id -> {require: [RULE, ...]}.
+func (d *decoder) cases(n ast.Node, where string, s *Spec) {
+	for _, e := range d.Mapping(n, where) {
+		w := yamlpos.Join(where, e.Key)
+		c := &Case{ID: e.Key, Pos: yamlpos.PosOf(e.KeyN)}
+		d.Fields(e.Value, w, yamlpos.F("require", func(n ast.Node, w string) { c.Require = d.rules(n, w) }))
+		s.Cases[e.Key] = c
+	}
+}
+
+// rules reads a list of validity rules (package rules), each refused at
+// its own position.
+func (d *decoder) rules(n ast.Node, where string) []rules.Rule {
+	var out []rules.Rule
+	for i, item := range d.List(n, where) {
+		w := fmt.Sprintf("%s[%d]", where, i)
+		v, ok := d.Scalar(item, w)
+		if !ok {
+			continue
+		}
+		r, err := rules.Parse(v.S)
+		if err != nil {
+			d.Errorf(item, "%s: %v", w, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // checkKind enforces what each job template needs from its resources.

@@ -58,6 +58,9 @@ func Expand(s *Spec) ([]Cell, error) {
 	if len(x.d.Errs) > 0 {
 		return nil, x.d.Errs
 	}
+	if err := checkCases(s, cells); err != nil {
+		return nil, err
+	}
 	return cells, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
+	"github.com/kvsweep/kvsweep/rules"
 )
 
 // Engines the harness supports.
@@ -66,7 +67,29 @@ type Spec struct {
 	GeometryOrder []string
 	Matrix        Matrix
 	CaseGrouping  string
+	// Cases holds per-case settings by case id: the rules a PASS must
+	// meet to count.
+	Cases map[string]*Case
+	Retry Retry
 }
+
+// Case is the settings of one test case.
+type Case struct {
+	ID      string
+	Require []rules.Rule
+	Pos     Pos // of its key
+}
+
+// Retry is the spec's retry policy while a sweep is followed.
+type Retry struct {
+	// Infra is how many times a cell that ended for a reason outside the
+	// test (node failure, preemption, a job that never started its
+	// harness) is submitted again, avoiding the node it failed on.
+	Infra int
+}
+
+// MaxInfraRetries bounds retry.infra.
+const MaxInfraRetries = 5
 
 // Cluster holds the Slurm settings shared by every job of the sweep.
 type Cluster struct {
@@ -128,6 +151,12 @@ type Topology struct {
 	// worker, each in its own container; Workers is how many (default 2).
 	Service []Value
 	Workers int
+	// Require are validity rules for every case of the topology's cells.
+	Require []rules.Rule
+	// VerdictsOnly: the topology's metrics are collected but never
+	// compared or gated (a lane that shares GPUs gives functional verdicts
+	// only).
+	VerdictsOnly bool
 }
 
 // Resources a job of this topology requests.

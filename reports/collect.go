@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/yamlpos"
 	"github.com/kvsweep/kvsweep/provenance"
+	"github.com/kvsweep/kvsweep/rules"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -25,7 +27,26 @@ const (
 	// ProvenanceMismatch: the image records other commits than the spec
 	// expects; the job started no harness.
 	ProvenanceMismatch = "PROVENANCE_MISMATCH"
+	// NotStarted: the job failed before its harness started (an image
+	// that could not be pulled, a container that did not start).
+	NotStarted = "NOT_STARTED"
 )
+
+// Failure classes of a cell that did not pass: ClassTest when the harness
+// ran and said FAIL or ERROR, broke a validity rule, or itself failed;
+// ClassInfra when the cell failed outside the test (node failure,
+// preemption, a job that never started its harness). Only infra failures
+// are retried automatically.
+const (
+	ClassTest  = "test"
+	ClassInfra = "infra"
+)
+
+// infraStates are scheduler states that end a job for reasons outside
+// the test, whether or not its harness had started.
+var infraStates = map[string]bool{"NODE_FAIL": true, "PREEMPTED": true, "BOOT_FAIL": true, "LOST": true,
+	"DEADLINE": true, "REQUEUED": true, "CANCELLED": true, "NOT_SUBMITTED": true, "SUBMITTED": true,
+	"PENDING": true, "RUNNING": true, "UNKNOWN": true, "SUSPENDED": true}
 
 // DefaultMaxResultSize bounds one result.json.
 const DefaultMaxResultSize = 16 << 20
@@ -47,23 +68,45 @@ type CellResult struct {
 	Started      string   `json:"started,omitempty"`
 	Cases        []Case   `json:"cases,omitempty"`
 	Evidence     []string `json:"evidence,omitempty"`
+	// Class is ClassTest or ClassInfra for a cell that did not pass.
+	Class string `json:"class,omitempty"`
+	// Nodes is where the last attempt ran; Cluster its Slurm cluster.
+	Nodes   string `json:"nodes,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	// VerdictsOnly: the cell's metrics are never compared or gated.
+	VerdictsOnly bool `json:"verdicts_only,omitempty"`
+	// Attempts is how many times the cell was submitted; Earlier how the
+	// attempts before the last ended.
+	Attempts int       `json:"attempts,omitempty"`
+	Earlier  []Attempt `json:"earlier,omitempty"`
+}
+
+// Attempt is how an earlier attempt of a cell ended.
+type Attempt struct {
+	State string `json:"state"`
+	Nodes string `json:"nodes,omitempty"`
+	Class string `json:"class"`
 }
 
 // Run is a collected sweep: the unit of the history store.
 type Run struct {
-	ID          string       `json:"id"` // the sweep id
-	Name        string       `json:"name"`
-	CollectedAt time.Time    `json:"collected_at"`
-	Started     string       `json:"started,omitempty"` // earliest cell start
-	Cells       []CellResult `json:"cells"`
+	ID      string `json:"id"` // the sweep id
+	Name    string `json:"name"`
+	Version string `json:"kvsweep_version,omitempty"` // the kvsweep that rendered it
+	// Spec is the sweep's frozen spec, one entry per key path, for
+	// comparisons that say what changed.
+	Spec        map[string]string `json:"spec,omitempty"`
+	CollectedAt time.Time         `json:"collected_at"`
+	Started     string            `json:"started,omitempty"` // earliest cell start
+	Cells       []CellResult      `json:"cells"`
 }
 
 // CollectOptions control Collect.
 type CollectOptions struct {
 	MaxResultSize int64 // default DefaultMaxResultSize
-	// States is the scheduler's word on each cell (by cell id), for cells
-	// without a result; may be nil.
-	States  map[string]sweep.TaskState
+	// States is the scheduler's word on each cell (by cell id): how its
+	// attempts ended; may be nil.
+	States  map[string]sweep.CellState
 	Workers int       // default 2 x CPUs
 	Now     time.Time // collection time (default: now)
 	// Manifest, if the caller has read it already (large sweeps have
@@ -98,7 +141,15 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	run := &Run{ID: m.SweepID, Name: m.Name, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
+	v, err := validityOf(m)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{ID: m.SweepID, Name: m.Name, Version: m.Version, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
+	if b, err := sweep.ReadFile(root, sweep.SpecFile, yamlpos.MaxSize); err == nil {
+		// A frozen spec that does not parse costs the spec's part of "what changed" only.
+		run.Spec, _ = yamlpos.Flatten(sweep.SpecFile, b)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < opts.Workers; w++ {
@@ -106,7 +157,11 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				run.Cells[i] = collectCell(root, m.Image, m.Cells[i], opts)
+				c := m.Cells[i]
+				cr := collectCell(root, m.Image, c, opts)
+				v.apply(&cr, c.Topology)
+				cr.Class = classify(cr, sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile))
+				run.Cells[i] = cr
 			}
 		}()
 	}
@@ -128,7 +183,10 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 	cr.Image.Digest = digestOf(image)
 	st, hasState := opts.States[c.ID]
 	if hasState {
-		cr.State = st.State
+		cr.State, cr.Nodes, cr.Attempts = st.State, st.Nodes, st.Attempts
+		for _, e := range st.Earlier {
+			cr.Earlier = append(cr.Earlier, Attempt{State: e.State, Nodes: e.Nodes, Class: stateClass(e.State)})
+		}
 	}
 	mk, hasMarker, err := sweep.ReadExitMarker(root, c.ID)
 	if err != nil {
@@ -141,6 +199,10 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 		code := mk.ExitCode
 		cr.ExitCode = &code
 		cr.Started = mk.Started.UTC().Format(time.RFC3339)
+		if cr.Nodes == "" {
+			cr.Nodes = mk.Host
+		}
+		cr.Cluster = mk.Cluster
 	}
 	cr.Image.SourceRevisions = readRevisions(root, c.ID)
 	if b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.NoRevisionsFile, sweep.MaxMarkerSize); err == nil {
@@ -156,9 +218,14 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 	var refused *sweep.RefusedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		started := sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile)
 		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
 			cr.Outcome = HarnessFailed
 			cr.Detail = fmt.Sprintf("the harness exited %d and wrote no result.json", mk.ExitCode)
+			if !started {
+				cr.Outcome = NotStarted
+				cr.Detail = fmt.Sprintf("the job exited %d before the harness started (see the cell's log)", mk.ExitCode)
+			}
 			return cr
 		}
 		cr.Outcome = Missing
@@ -218,11 +285,38 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 
 func anyFailed(cases []Case) bool {
 	for _, c := range cases {
-		if c.Verdict == Fail || c.Verdict == Error {
+		if c.Verdict == Fail || c.Verdict == Error || c.Verdict == Invalid {
 			return true
 		}
 	}
 	return false
+}
+
+// classify gives a collected cell its failure class ("" when it passed).
+// started says whether its harness started.
+func classify(c CellResult, started bool) string {
+	switch c.Outcome {
+	case OK:
+		if anyFailed(c.Cases) {
+			return ClassTest
+		}
+		return ""
+	case NotStarted:
+		return ClassInfra
+	case Missing:
+		if !started || infraStates[c.State] {
+			return ClassInfra
+		}
+	}
+	return ClassTest
+}
+
+// stateClass is the class of an earlier attempt from its final state alone.
+func stateClass(state string) string {
+	if infraStates[state] {
+		return ClassInfra
+	}
+	return ClassTest
 }
 
 // readRevisions reads the source-revisions.json the job copied out of the
@@ -282,7 +376,7 @@ func (r *Run) Counts() map[string]int {
 func (r *Run) CountsLine() string {
 	counts := r.Counts()
 	var parts []string
-	for _, o := range []string{OK, HarnessFailed, ProvenanceMismatch, Invalid, Missing} {
+	for _, o := range []string{OK, HarnessFailed, ProvenanceMismatch, Invalid, NotStarted, Missing} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}
@@ -319,4 +413,55 @@ func CaseIDs(runs ...*Run) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// validity is a manifest's rules, parsed once per collection.
+type validity struct {
+	cases, topologies map[string][]rules.Rule
+	verdictsOnly      map[string]bool
+}
+
+func validityOf(m *sweep.Manifest) (*validity, error) {
+	v := &validity{cases: map[string][]rules.Rule{}, topologies: map[string][]rules.Rule{}, verdictsOnly: map[string]bool{}}
+	if m.Validity == nil {
+		return v, nil
+	}
+	for _, src := range []struct {
+		what string
+		in   map[string][]string
+		out  map[string][]rules.Rule
+	}{{"case", m.Validity.Cases, v.cases}, {"topology", m.Validity.Topologies, v.topologies}} {
+		for name, texts := range src.in {
+			rs, err := rules.ParseAll(texts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: validity rules of %s %q: %v", sweep.ManifestFile, src.what, name, err)
+			}
+			src.out[name] = rs
+		}
+	}
+	for _, t := range m.Validity.VerdictsOnly {
+		v.verdictsOnly[t] = true
+	}
+	return v, nil
+}
+
+// apply turns each PASS of the cell that breaks one of its case's or
+// topology's rules into INVALID, saying which rule and what value.
+func (v *validity) apply(cr *CellResult, topology string) {
+	cr.VerdictsOnly = v.verdictsOnly[topology]
+	for i := range cr.Cases {
+		cs := &cr.Cases[i]
+		if cs.Verdict != Pass {
+			continue
+		}
+		rs := append(append([]rules.Rule(nil), v.cases[cs.ID]...), v.topologies[topology]...)
+		why := rules.Check(rs, func(name string) (float64, bool) {
+			m, ok := cs.Metrics[name]
+			return m.Value, ok
+		})
+		if why != "" {
+			cs.Verdict = Invalid
+			cs.Message = strings.TrimSpace("the harness said PASS, but " + why + ". " + cs.Message)
+		}
+	}
 }

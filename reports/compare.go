@@ -54,13 +54,24 @@ type MetricDelta struct {
 
 // Comparison is baseline against candidate.
 type Comparison struct {
-	Baseline  string          `json:"baseline"`
-	Candidate string          `json:"candidate"`
-	Verdicts  []VerdictChange `json:"verdict_changes"`
-	Metrics   []MetricDelta   `json:"metrics"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	// Changes is what differs between the sides' images, commits, kvsweep,
+	// cluster, nodes and specs; empty when they ran the same.
+	Changes  []Change        `json:"changes"`
+	Verdicts []VerdictChange `json:"verdict_changes"`
+	Metrics  []MetricDelta   `json:"metrics"`
+	// Matched is the number of cells found on both sides.
+	Matched int `json:"matched_cells"`
 	// OnlyIn lists cells present on one side only.
 	OnlyInBaseline  []string `json:"only_in_baseline,omitempty"`
 	OnlyInCandidate []string `json:"only_in_candidate,omitempty"`
+	// MissingCases lists "CELL CASE" the baseline has and the candidate
+	// lacks in a cell both have.
+	MissingCases []string `json:"missing_cases,omitempty"`
+	// VerdictsOnly lists cells whose metrics were not compared: their
+	// topology gives functional verdicts only.
+	VerdictsOnly []string `json:"verdicts_only,omitempty"`
 }
 
 // Regressions counts verdicts that got worse and metrics past threshold.
@@ -85,15 +96,20 @@ type side struct {
 	metrics  map[string]map[string]map[string][]float64
 	meta     map[string]Metric // case/metric -> unit and direction
 	names    map[string]string
+	// verdictsOnly marks cells whose metrics are never compared.
+	verdictsOnly map[string]bool
 }
 
 func gather(runs []*Run, ignore []string) *side {
 	s := &side{verdicts: map[string]map[string][]string{}, metrics: map[string]map[string]map[string][]float64{},
-		meta: map[string]Metric{}, names: map[string]string{}}
+		meta: map[string]Metric{}, names: map[string]string{}, verdictsOnly: map[string]bool{}}
 	for _, r := range runs {
 		for _, c := range r.Cells {
 			key := cellKey(c.Params, ignore)
 			s.names[key] = key
+			if c.VerdictsOnly {
+				s.verdictsOnly[key] = true
+			}
 			if s.verdicts[key] == nil {
 				s.verdicts[key] = map[string][]string{}
 				s.metrics[key] = map[string]map[string][]float64{}
@@ -178,10 +194,21 @@ func Compare(baseLabel string, base []*Run, candLabel string, cand []*Run, opts 
 		opts.Ignore = []string{"repeat"}
 	}
 	b, c := gather(base, opts.Ignore), gather(cand, opts.Ignore)
-	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel}
+	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel, Changes: changes(base, cand)}
 	for _, key := range slices.Sorted(maps.Keys(b.verdicts)) {
-		if _, ok := c.verdicts[key]; !ok {
+		cv, ok := c.verdicts[key]
+		if !ok {
 			cmp.OnlyInBaseline = append(cmp.OnlyInBaseline, key)
+			continue
+		}
+		cmp.Matched++
+		for _, cs := range slices.Sorted(maps.Keys(b.verdicts[key])) {
+			if _, ok := cv[cs]; !ok {
+				cmp.MissingCases = append(cmp.MissingCases, key+" "+cs)
+			}
+		}
+		if b.verdictsOnly[key] || c.verdictsOnly[key] {
+			cmp.VerdictsOnly = append(cmp.VerdictsOnly, key)
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(c.verdicts)) {
@@ -196,7 +223,7 @@ func Compare(baseLabel string, base []*Run, candLabel string, cand []*Run, opts 
 			}
 			for _, name := range slices.Sorted(maps.Keys(c.metrics[key][cs])) {
 				bs := b.metrics[key][cs][name]
-				if len(bs) == 0 {
+				if len(bs) == 0 || b.verdictsOnly[key] || c.verdictsOnly[key] {
 					continue
 				}
 				cmp.Metrics = append(cmp.Metrics, delta(key, cs, name, bs, c.metrics[key][cs][name], c.meta[cs+"/"+name], opts))

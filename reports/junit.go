@@ -89,21 +89,23 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 					m := cs.Metrics[name]
 					s.Properties = append(s.Properties, junitProperty{Name: c.Name + "/" + cases[i] + "/" + name, Value: strings.TrimSpace(num(m.Value) + " " + m.Unit)})
 				}
-				switch v {
-				case Pass:
-				case Fail:
-					tc.Failure = &junitProblem{Message: cs.Message, Type: Fail, Text: cs.Message}
-					s.Failures++
-				case Skip:
+				// A test failure is a failure; one outside the test (the
+				// node, the scheduler, the image) is an error.
+				msg := cs.Message
+				if msg == "" || c.Outcome != OK {
+					msg = strings.TrimSpace(msg + " " + outcomeText(c))
+				}
+				switch {
+				case v == Pass:
+				case v == Skip:
 					tc.Skipped = &junitProblem{Message: cs.Message}
 					s.Skipped++
-				default:
-					msg := cs.Message
-					if msg == "" {
-						msg = outcomeText(c)
-					}
+				case c.Class == ClassInfra:
 					tc.Error = &junitProblem{Message: msg, Type: v, Text: msg}
 					s.Errors++
+				default:
+					tc.Failure = &junitProblem{Message: msg, Type: v, Text: msg}
+					s.Failures++
 				}
 				s.Tests++
 				s.Cases = append(s.Cases, tc)

@@ -65,13 +65,35 @@ func (c CellResult) revisions() string {
 }
 
 func outcomeText(c CellResult) string {
+	s := c.Outcome + ": " + c.Detail
 	switch c.Outcome {
 	case Missing:
-		return "MISSING (" + c.State + ")"
+		s = "MISSING (" + c.State + ")"
 	case OK:
-		return OK
+		s = OK
 	}
-	return c.Outcome + ": " + c.Detail
+	if c.Class != "" {
+		s += " [" + c.Class + "]"
+	}
+	return s + retriesText(c)
+}
+
+// retriesText is " (after 1 infra retry: NODE_FAIL on n1)" for a cell
+// that was submitted again after attempts that failed outside the test.
+func retriesText(c CellResult) string {
+	var infra []string
+	for _, a := range c.Earlier {
+		if a.Class == ClassInfra {
+			infra = append(infra, strings.TrimSuffix(a.State+" on "+a.Nodes, " on "))
+		}
+	}
+	switch len(infra) {
+	case 0:
+		return ""
+	case 1:
+		return " (after 1 infra retry: " + infra[0] + ")"
+	}
+	return fmt.Sprintf(" (after %d infra retries: %s)", len(infra), strings.Join(infra, ", "))
 }
 
 // WriteSummary renders one run: the cells x cases verdict grid, then the
@@ -83,10 +105,10 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		return writeJSON(w, r)
 	case "csv":
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions"})
+		_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions", "class", "attempts"})
 		for _, c := range r.Cells {
 			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
-			tail := []string{c.Image.Digest, c.revisions()}
+			tail := []string{c.Image.Digest, c.revisions(), c.Class, strconv.Itoa(c.Attempts)}
 			verdicts := cellVerdicts(c, cases)
 			byID := map[string]Case{}
 			for _, cs := range c.Cases {
@@ -155,6 +177,8 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 	switch format {
 	case "json":
 		return writeJSON(w, c)
+	case "html":
+		return writeComparisonHTML(w, c)
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"kind", "cell", "case", "metric", "baseline", "candidate", "delta_pct", "significance", "unit", "direction", "flag"})
@@ -176,12 +200,21 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if format == "markdown" {
 			fmt.Fprintf(&b, "## %s vs %s\n\n", c.Candidate, c.Baseline)
 		}
-		fmt.Fprintf(&b, "%d regression(s): %d verdict change(s), %d metric(s) compared\n", c.Regressions(), len(c.Verdicts), len(c.Metrics))
+		if err := writeChanges(&b, format, c.Changes); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%d regression(s): %d verdict change(s), %d metric(s) compared, %d cell(s) matched\n", c.Regressions(), len(c.Verdicts), len(c.Metrics), c.Matched)
 		for _, k := range c.OnlyInBaseline {
 			fmt.Fprintf(&b, "\nonly in the baseline: %s", k)
 		}
 		for _, k := range c.OnlyInCandidate {
 			fmt.Fprintf(&b, "\nonly in the candidate: %s", k)
+		}
+		for _, k := range c.MissingCases {
+			fmt.Fprintf(&b, "\nthe candidate lacks a case of the baseline: %s", k)
+		}
+		for _, k := range c.VerdictsOnly {
+			fmt.Fprintf(&b, "\nverdicts only, metrics not compared: %s", k)
 		}
 		b.WriteString("\n")
 		if len(c.Verdicts) > 0 {
@@ -221,7 +254,27 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		}
 		return writeLimited(w, format, b.Bytes())
 	}
-	return fmt.Errorf("format %q is not available for a comparison (expected markdown, table, csv or json)", format)
+	return fmt.Errorf("format %q is not available for a comparison (expected markdown, table, csv, json or html)", format)
+}
+
+// writeChanges opens a comparison with what differs between its sides.
+func writeChanges(b *bytes.Buffer, format string, cs []Change) error {
+	if format == "markdown" {
+		b.WriteString("### What changed\n\n")
+	}
+	if len(cs) == 0 {
+		b.WriteString("Baseline and candidate ran the same image, commits, kvsweep, cluster, nodes and spec.\n\n")
+		return nil
+	}
+	rows := make([][]string, len(cs))
+	for i, c := range cs {
+		rows[i] = []string{c.What, c.Baseline, c.Candidate}
+	}
+	if err := table.Write(b, table.Format(format), []string{"what", "baseline", "candidate"}, rows); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	return nil
 }
 
 func metricFlag(m MetricDelta) string {

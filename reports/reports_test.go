@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "golden", "summary.junit.xml"), b.Bytes())
 
 	cmp := Compare("base-1", []*Run{base}, "cand-1", []*Run{cand}, CompareOptions{Threshold: 0.05})
-	for _, f := range []string{"markdown", "csv", "json"} {
+	for _, f := range []string{"markdown", "csv", "json", "html"} {
 		b.Reset()
 		if err := WriteComparison(&b, f, cmp); err != nil {
 			t.Fatal(err)
@@ -159,6 +159,10 @@ func TestJUnitValidates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "junit.xml")
 	var b bytes.Buffer
 	runs := []*Run{collectTestdata(t, "testdata/mixed"), collectTestdata(t, "testdata/cand")}
+	// A cell whose node failed under it: an infra failure.
+	lost := runs[0].Cells[0]
+	lost.CellID, lost.Name, lost.Cases, lost.Outcome, lost.State, lost.Class = "nodefail", "node-failed", nil, Missing, "NODE_FAIL", ClassInfra
+	runs[0].Cells = append(runs[0].Cells, lost)
 	if err := WriteJUnit(&b, runs...); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +186,13 @@ func TestJUnitValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := doc.Suites[0]
-	// mixed: 6 cells x 4 cases; one FAIL; the 3 cells without a result
-	// (2 missing, 1 invalid) count as errors on every case. The cell whose
+	// mixed: 6 cells x 4 cases, and the node-failed cell's 4. Test
+	// failures are failures: one FAIL, and every case of the 3 cells
+	// without a result whose harness ran (no result, time limit, garbage).
+	// The node failure is an error on each of its cases. The cell whose
 	// harness exited 3 after passing its cases keeps their verdicts; its
 	// failure is in system-err.
-	if s.Tests != 24 || s.Failures != 1 || s.Errors != 12 || len(s.Cases) != 24 {
+	if s.Tests != 28 || s.Failures != 13 || s.Errors != 4 || len(s.Cases) != 28 {
 		t.Errorf("mixed suite: tests %d failures %d errors %d cases %d", s.Tests, s.Failures, s.Errors, len(s.Cases))
 	}
 	if doc.Suites[1].Failures != 5 {

@@ -75,26 +75,84 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 	return []*Run{r}, nil
 }
 
-// Check is report --check: a *fail.CheckError when a case failed, a cell
-// has no valid result, or there are regressions; nil otherwise.
-func Check(runs []*Run, regressions int) error {
-	failed, incomplete := 0, 0
+// Gates are what report --check requires beyond its defaults.
+type Gates struct {
+	// RequireProvenance fails a cell that ran without the image's
+	// source-revisions.json.
+	RequireProvenance bool
+}
+
+// Check is report --check and kvsweep ci's verdict: a *fail.CheckError
+// that says every reason when a case failed or is INVALID, a cell has no
+// valid result, there are regressions, or, with a comparison (cmp may be
+// nil), it matched no cell or the candidate lacks a cell or case of the
+// baseline; nil otherwise. Nothing to check is a failure too.
+func Check(runs []*Run, cmp *Comparison, g Gates) error {
+	var why []string
+	reason := func(n int, format string, examples []string) {
+		if n == 0 {
+			return
+		}
+		msg := fmt.Sprintf(format, n)
+		if len(examples) > 0 {
+			if len(examples) > 3 {
+				examples = append(examples[:3], "...")
+			}
+			msg += " (" + strings.Join(examples, "; ") + ")"
+		}
+		why = append(why, msg)
+	}
+	cells := 0
+	var failed, invalid, infra, broken, unproven []string
 	for _, r := range runs {
 		for _, c := range r.Cells {
-			if c.Outcome != OK {
-				incomplete++
+			cells++
+			switch {
+			case c.Outcome != OK && c.Class == ClassInfra:
+				infra = append(infra, c.Name+": "+outcomeText(c))
+			case c.Outcome != OK:
+				broken = append(broken, c.Name+": "+outcomeText(c))
 			}
 			for _, cs := range c.Cases {
-				if cs.Verdict == Fail || cs.Verdict == Error {
-					failed++
+				switch cs.Verdict {
+				case Fail, Error:
+					failed = append(failed, c.Name+" "+cs.ID)
+				case Invalid:
+					invalid = append(invalid, c.Name+" "+cs.ID+": "+cs.Message)
 				}
+			}
+			if g.RequireProvenance && c.Image.SourceRevisions == nil {
+				unproven = append(unproven, c.Name+": "+cmpOr(c.NoProvenance, "no source-revisions.json"))
 			}
 		}
 	}
-	if failed+incomplete+regressions == 0 {
+	if cells == 0 {
+		why = append(why, "no cell to check")
+	}
+	reason(len(failed), "%d failed case(s)", failed)
+	reason(len(invalid), "%d INVALID case(s)", invalid)
+	reason(len(broken), "%d cell(s) without a valid result (test)", broken)
+	reason(len(infra), "%d cell(s) without a result for a reason outside the test (infra)", infra)
+	reason(len(unproven), "%d cell(s) ran without provenance (--require-provenance)", unproven)
+	if cmp != nil {
+		reason(cmp.Regressions(), "%d regression(s)", nil)
+		if cmp.Matched == 0 {
+			why = append(why, fmt.Sprintf("the comparison matched no cell: baseline %s and candidate %s share no cell", cmp.Baseline, cmp.Candidate))
+		}
+		reason(len(cmp.OnlyInBaseline), "%d baseline cell(s) missing from the candidate", cmp.OnlyInBaseline)
+		reason(len(cmp.MissingCases), "%d baseline case(s) missing from the candidate", cmp.MissingCases)
+	}
+	if len(why) == 0 {
 		return nil
 	}
-	return &fail.CheckError{Msg: fmt.Sprintf("check failed: %d failed case(s), %d cell(s) without a valid result, %d regression(s)", failed, incomplete, regressions)}
+	return &fail.CheckError{Msg: "check failed: " + strings.Join(why, "; ")}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // WriteRuns writes runs in format: a summary per run (markdown, table,

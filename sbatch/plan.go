@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/rules"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -36,6 +37,8 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 			m.Expect[k] = v
 		}
 	}
+	m.Validity = validity(spec)
+	m.RetryInfra = spec.Retry.Infra
 	placed := map[string]sweep.Cell{}
 	if old != nil {
 		if m.SweepID != "" && m.SweepID != old.SweepID {
@@ -132,4 +135,41 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 		m.Cells = append(m.Cells, sc)
 	}
 	return m, nil
+}
+
+// validity is the spec's rules and verdict policy as the manifest records
+// them; nil when the spec has none.
+func validity(spec *matrix.Spec) *sweep.Validity {
+	v := &sweep.Validity{}
+	texts := func(rs []rules.Rule) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.String()
+		}
+		return out
+	}
+	for id, c := range spec.Cases {
+		if len(c.Require) > 0 {
+			if v.Cases == nil {
+				v.Cases = map[string][]string{}
+			}
+			v.Cases[id] = texts(c.Require)
+		}
+	}
+	for _, name := range spec.TopologyOrder {
+		t := spec.Topologies[name]
+		if len(t.Require) > 0 {
+			if v.Topologies == nil {
+				v.Topologies = map[string][]string{}
+			}
+			v.Topologies[name] = texts(t.Require)
+		}
+		if t.VerdictsOnly {
+			v.VerdictsOnly = append(v.VerdictsOnly, name)
+		}
+	}
+	if v.Cases == nil && v.Topologies == nil && v.VerdictsOnly == nil {
+		return nil
+	}
+	return v
 }

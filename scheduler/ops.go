@@ -73,7 +73,7 @@ func (Records) Cancel(context.Context, []string) error {
 // States returns each cell's state by cell id. When the scheduler cannot
 // be asked (another machine, the controller down), warn is told why and
 // the states come from the sweep's own records.
-func States(ctx context.Context, dir string, sched Scheduler, warn func(error)) (map[string]sweep.TaskState, error) {
+func States(ctx context.Context, dir string, sched Scheduler, warn func(error)) (map[string]sweep.CellState, error) {
 	cells, _, err := Observe(ctx, dir, sched)
 	if err != nil {
 		warn(err)
@@ -81,9 +81,9 @@ func States(ctx context.Context, dir string, sched Scheduler, warn func(error)) 
 			return nil, err
 		}
 	}
-	out := make(map[string]sweep.TaskState, len(cells))
+	out := make(map[string]sweep.CellState, len(cells))
 	for _, c := range cells {
-		out[c.ID] = c.TaskState
+		out[c.ID] = sweep.CellState{TaskState: c.TaskState, Attempts: c.Attempt, Earlier: c.Earlier}
 	}
 	return out, nil
 }

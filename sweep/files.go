@@ -76,6 +76,18 @@ func ReadFile(dir, rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// IsFile reports whether rel, a slash-separated path inside the sweep
+// directory dir, is a regular file there (never through a link out).
+func IsFile(dir, rel string) bool {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	fi, err := root.Lstat(filepath.FromSlash(rel))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // escape says which link takes rel out of dir, for a refused open.
 func escape(dir, rel string, err error) string {
 	parts := strings.Split(rel, "/")

@@ -14,6 +14,8 @@
 //	cells/ID/exit          exit marker, written on every way out (see ExitMarker)
 //	cells/ID/result.json   written by the harness
 //	cells/ID/source-revisions.json  the image's record of what it was built from
+//	cells/ID/harness-started        when the harness started (none: it never did)
+//	cells/ID/attempts/      what earlier attempts of the cell left
 //	logs/                  Slurm's own output file of each job (before it knows its cell)
 //	state.jsonl            append-only submission journal
 //	sweep.id               the sweep id alone, checked by every job script
@@ -65,6 +67,10 @@ const (
 	MismatchFile = "provenance-mismatch"
 	// NoRevisionsFile says why the image's record could not be copied.
 	NoRevisionsFile = "provenance-missing"
+	// StartedFile is written (a UTC time) in the container right before
+	// the harness starts: a job that ends without it failed before the
+	// test began, outside the test (image pull, node, scheduler).
+	StartedFile = "harness-started"
 )
 
 // DefaultMaxArraySize is Slurm's default MaxArraySize (indexes 0..1000):
@@ -87,8 +93,22 @@ type Manifest struct {
 	// Expect is the commit each named component of the image must record;
 	// jobs check it before the harness starts.
 	Expect map[string]string `json:"expect,omitempty"`
-	Jobs   []Job             `json:"jobs"`
-	Cells  []Cell            `json:"cells"`
+	// Validity is what a PASS must show to count, from the spec.
+	Validity *Validity `json:"validity,omitempty"`
+	// RetryInfra is how many times a cell that failed outside the test is
+	// submitted again while the sweep is followed (spec retry.infra).
+	RetryInfra int    `json:"retry_infra,omitempty"`
+	Jobs       []Job  `json:"jobs"`
+	Cells      []Cell `json:"cells"`
+}
+
+// Validity is the spec's validity rules ("tokens_generated > 0", package
+// rules) and verdict policy, as collect applies them.
+type Validity struct {
+	Cases      map[string][]string `json:"cases,omitempty"`      // case id -> rules
+	Topologies map[string][]string `json:"topologies,omitempty"` // topology -> rules for all its cases
+	// VerdictsOnly lists topologies whose metrics are never compared or gated.
+	VerdictsOnly []string `json:"verdicts_only,omitempty"`
 }
 
 // Job is one script with its cell table: an array job, or a single cell.
@@ -180,6 +200,7 @@ type ExitMarker struct {
 	ArrayJobID  string    `json:"array_job_id,omitempty"`
 	ArrayTaskID string    `json:"array_task_id,omitempty"`
 	Host        string    `json:"host"`
+	Cluster     string    `json:"cluster,omitempty"` // SLURM_CLUSTER_NAME
 }
 
 // ReadExitMarker reads a cell's exit marker; ok is false when there is none.

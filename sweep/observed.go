@@ -20,6 +20,15 @@ type TaskState struct {
 	Source   string `json:"source"` // sacct, squeue, marker, journal
 }
 
+// CellState is what the scheduler and the sweep's records say of a cell:
+// its latest attempt, how many attempts there were, and how the earlier
+// ones ended (oldest first, where still known).
+type CellState struct {
+	TaskState
+	Attempts int
+	Earlier  []TaskState
+}
+
 // Observed is observed.json: the terminal state of each task key ("123_4",
 // "123") that a scheduler once reported. It outlives Slurm's memory where
 // accounting is off (squeue forgets a job MinJobAge after it ends, and an

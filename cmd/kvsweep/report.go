@@ -65,8 +65,13 @@ Deltas use each metric's direction; a change for the worse past --threshold
 both sides (repeats, or several runs) the delta is tested with a
 Mann-Whitney U test and shown as ~ when not significant; with one sample
 "n=1" says nothing could be tested. Markdown fits a GitHub step summary.
---check exits 3 when a case failed, a cell has no valid result, or a
-regression passed its threshold.`,
+--check exits 3, saying why, when a case failed or is INVALID (a PASS that
+broke a validity rule), a cell has no valid result, a regression passed its
+threshold, the comparison matched no cell, or the candidate lacks a cell or
+case the baseline has; with --require-provenance also when a cell ran
+without the image's source-revisions.json. Every comparison opens with what
+changed between the sides: image digest, component commits, kvsweep
+version, cluster, nodes and spec keys.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := reportFlags(fs)
 		return func(e *env, args []string) error {
@@ -76,7 +81,7 @@ regression passed its threshold.`,
 			switch {
 			case o.history:
 				runs, err := reports.WriteHistoryReport(e.stdout, o.store, o.format, o.query)
-				return o.checked(runs, 0, err)
+				return o.checked(runs, nil, err)
 			case o.baseline != "" || o.candidate != "":
 				return o.compare(e)
 			case len(args) != 1:
@@ -86,7 +91,7 @@ regression passed its threshold.`,
 			if err == nil {
 				err = reports.WriteRuns(e.stdout, o.format, runs)
 			}
-			return o.checked(runs, 0, err)
+			return o.checked(runs, nil, err)
 		}
 	},
 }
@@ -96,6 +101,7 @@ type reportOpts struct {
 	history, check                                bool
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
+	gates                                         reports.Gates
 }
 
 func reportFlags(fs *pflag.FlagSet) *reportOpts {
@@ -110,7 +116,8 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.query.Figures, "figures", reports.DefaultFigures, "with --history: the metrics shown per run")
 	fs.StringVar(&o.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
-	fs.BoolVar(&o.check, "check", false, "exit 3 on failed cases, missing cells or regressions")
+	fs.BoolVar(&o.check, "check", false, "exit 3 on failed or INVALID cases, cells without a result, regressions, or a comparison that matched no cell or lost a baseline cell or case")
+	fs.BoolVar(&o.gates.RequireProvenance, "require-provenance", false, "with --check: fail a cell that ran without the image's source-revisions.json")
 	fs.StringVar(&o.store, "store", reports.DefaultStorePath(), "history store")
 	return o
 }
@@ -133,15 +140,16 @@ func (o *reportOpts) compare(e *env) error {
 		return err
 	}
 	cmp := reports.Compare(o.baseline, base, o.candidate, cand, opts)
-	return o.checked(cand, cmp.Regressions(), reports.WriteComparison(e.stdout, o.format, cmp))
+	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
 }
 
-// checked applies --check to runs once the report is written.
-func (o *reportOpts) checked(runs []*reports.Run, regressions int, err error) error {
+// checked applies --check to runs (and the comparison, if any) once the
+// report is written.
+func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err error) error {
 	if err != nil || !o.check {
 		return err
 	}
-	return reports.Check(runs, regressions)
+	return reports.Check(runs, cmp, o.gates)
 }
 
 // collect collects the sweep in dir with its cells' final states, writes

@@ -20,6 +20,7 @@ var forbidden = map[string][]string{
 	"imagebuild": {"matrix", "sweep", "sbatch", "scheduler", "reports", "coord"},
 	"provenance": {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord"},
 	"coord":      {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates"},
+	"rules":      {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
 }
 
 // heavy are third-party trees that only the packages that need them may
