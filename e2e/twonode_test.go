@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,6 +112,113 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	}
 	if !strings.Contains(read("result.json"), `"verdict": "PASS"`) {
 		t.Errorf("result: %s", read("result.json"))
+	}
+}
+
+// TestNodeFailRetried runs alone (it takes a node of the two-node cluster
+// down): under retry: {infra: 1}, a cell whose node goes DOWN while it
+// runs ends NODE_FAIL, is classified infra and submitted once more, away
+// from that node; it passes on the other node and the report says it
+// passed after one infra retry. A deterministic FAIL in the same sweep is
+// never retried.
+func TestNodeFailRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the two-node Slurm cluster of scripts/slurm-env.sh (not with -short)")
+	}
+	conf := os.Getenv("KVSWEEP_SLURM_TWONODE")
+	if conf == "" {
+		t.Fatal("KVSWEEP_SLURM_TWONODE is not set: scripts/slurm-env.sh start; eval \"$(scripts/slurm-env.sh env)\"")
+	}
+	c := cluster{name: "twonode", conf: conf}
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: nodefail
+container: {runtime: none}
+retry: {infra: 1}
+harness:
+  command: [python3, %q, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}", --sim, "{{.Params.sim}}"]
+topologies:
+  aggregated: {resources: {cpus_per_task: 1, mem: 100M, time: 3m}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: ["sleep:25", "fail-case:TC-01"]}
+`, harness)
+	path := writeSpec(t, tmp, spec)
+	dir := filepath.Join(tmp, "sweep")
+	mustKvsweep(t, c, "render", path, "--out", dir)
+	run := exec.Command(binary, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
+	run.Env = append(os.Environ(), c.env()...)
+	var out strings.Builder
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	done := make(chan struct{})
+	go func() { runErr = run.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = run.Process.Kill()
+		<-done
+		cancelSweep(t, c, dir)
+	})
+	const victim, failing = "vllm-aggregated-g-sim-sleep-25", "vllm-aggregated-g-sim-fail-case-tc-01"
+	// The failing cell has ended, and the victim's harness is running.
+	cells := waitFor(t, c, dir, 3*time.Minute, "the victim runs its harness", func(cs []scheduler.CellStatus) bool {
+		v := byName(cs)[victim]
+		return scheduler.Terminal(byName(cs)[failing].State) && v.State == scheduler.StateRunning &&
+			sweep.IsFile(dir, "cells/"+v.ID+"/"+sweep.StartedFile)
+	})
+	node := byName(cells)[victim].Nodes
+	scontrol := func(args ...string) error {
+		cmd := exec.Command("scontrol", args...)
+		cmd.Env = append(os.Environ(), c.env()...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("scontrol %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		return nil
+	}
+	if err := scontrol("update", "nodename="+node, "state=down", "reason=kvsweep-test"); err != nil {
+		t.Fatal(err)
+	}
+	// The node's slurmd still answers, so the cluster (ReturnToService=2)
+	// may take it back by itself; a resume then has nothing to do.
+	t.Cleanup(func() { _ = scontrol("update", "nodename="+node, "state=resume") })
+	select {
+	case <-done:
+		if runErr != nil {
+			t.Fatalf("run --wait: %v\n%s", runErr, out.String())
+		}
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("run --wait did not end after the retry:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "cell "+victim) || !strings.Contains(out.String(), "failed outside the test (NODE_FAIL on "+node) ||
+		!strings.Contains(out.String(), "away from "+node) {
+		t.Errorf("run --wait did not say it retried the victim away from %s:\n%s", node, out.String())
+	}
+	if strings.Contains(out.String(), "cell "+failing+" (") {
+		t.Errorf("the deterministic failure was retried:\n%s", out.String())
+	}
+	mustKvsweep(t, c, "collect", dir, "--no-store", "--scheduler", "slurm")
+	rep := mustKvsweep(t, c, "report", dir, "--format", "json")
+	var r reports.Run
+	if err := json.Unmarshal([]byte(rep), &r); err != nil {
+		t.Fatalf("%v\n%s", err, rep)
+	}
+	for _, cell := range r.Cells {
+		switch cell.Name {
+		case victim:
+			if cell.Outcome != reports.OK || cell.Class != "" || cell.Attempts != 2 || cell.Nodes == node ||
+				len(cell.Earlier) != 1 || cell.Earlier[0].State != "NODE_FAIL" || cell.Earlier[0].Class != reports.ClassInfra || cell.Earlier[0].Nodes != node {
+				t.Errorf("victim: %+v", cell)
+			}
+		case failing:
+			if cell.Attempts != 1 || cell.Class != reports.ClassTest {
+				t.Errorf("failing cell: attempts %d class %q, want 1 and test", cell.Attempts, cell.Class)
+			}
+		}
+	}
+	md := mustKvsweep(t, c, "report", dir)
+	if !strings.Contains(md, "OK (after 1 infra retry: NODE_FAIL on "+node+")") {
+		t.Errorf("the report does not show the retry:\n%s", md)
 	}
 }
 

@@ -42,10 +42,10 @@ const (
 	ClassInfra = "infra"
 )
 
-// infraStates are scheduler states that end a job for reasons outside
-// the test, whether or not its harness had started.
-var infraStates = map[string]bool{"NODE_FAIL": true, "PREEMPTED": true, "BOOT_FAIL": true, "LOST": true,
-	"DEADLINE": true, "REQUEUED": true, "CANCELLED": true, "NOT_SUBMITTED": true, "SUBMITTED": true,
+// noResultStates are the states of a cell without a result that are not
+// the test's doing besides sweep.OutsideTest: it was cancelled, or it has
+// not run (yet).
+var noResultStates = map[string]bool{"REQUEUED": true, "CANCELLED": true, "NOT_SUBMITTED": true, "SUBMITTED": true,
 	"PENDING": true, "RUNNING": true, "UNKNOWN": true, "SUSPENDED": true}
 
 // DefaultMaxResultSize bounds one result.json.
@@ -304,7 +304,7 @@ func classify(c CellResult, started bool) string {
 	case NotStarted:
 		return ClassInfra
 	case Missing:
-		if !started || infraStates[c.State] {
+		if !started || sweep.OutsideTest(c.State) || noResultStates[c.State] {
 			return ClassInfra
 		}
 	}
@@ -313,7 +313,7 @@ func classify(c CellResult, started bool) string {
 
 // stateClass is the class of an earlier attempt from its final state alone.
 func stateClass(state string) string {
-	if infraStates[state] {
+	if sweep.OutsideTest(state) {
 		return ClassInfra
 	}
 	return ClassTest

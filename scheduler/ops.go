@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fail"
@@ -92,19 +95,38 @@ func States(ctx context.Context, dir string, sched Scheduler, warn func(error)) 
 type Selection struct {
 	Failed  bool // the last attempt ended without success
 	Missing bool // never submitted
+	// Infra: the last attempt failed outside the test (InfraFailure).
+	Infra bool
 }
 
-// Select returns the cells of the selection; cells pending, running or
-// completed are never chosen.
-func Select(cells []CellStatus, s Selection) map[string]bool {
+// Select returns the cells of the sweep in dir that the selection names;
+// cells pending, running or completed are never chosen.
+func Select(dir string, cells []CellStatus, s Selection) map[string]bool {
 	only := map[string]bool{}
 	for _, c := range cells {
 		if (s.Failed && Terminal(c.State) && c.State != StateCompleted) ||
-			(s.Missing && c.State == StateNotSubmitted) {
+			(s.Missing && c.State == StateNotSubmitted) ||
+			(s.Infra && InfraFailure(dir, c)) {
 			only[c.ID] = true
 		}
 	}
 	return only
+}
+
+// InfraFailure reports whether the cell's last attempt failed for a
+// reason outside the test: its node failed, it was preempted, never
+// booted or was lost, or it ended without its harness ever starting (no
+// cells/ID/harness-started: an image that could not be pulled, a time
+// limit spent waiting for one). A cancelled cell was someone's choice and
+// is not one; neither is a harness that ran and failed.
+func InfraFailure(dir string, c CellStatus) bool {
+	switch {
+	case sweep.OutsideTest(c.State):
+		return true
+	case c.State == StateFailed, c.State == StateTimeout, c.State == StateOOM, c.State == StateSpecialExit:
+		return !sweep.IsFile(dir, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile)
+	}
+	return false
 }
 
 // Cancel cancels the live tasks of the sweep in dir: all of them, or those
@@ -133,22 +155,130 @@ func Cancel(ctx context.Context, dir string, sched Scheduler, cellIDs []string) 
 	return len(targets), sched.Cancel(ctx, targets)
 }
 
+// FollowOptions control Watch.
+type FollowOptions struct {
+	Interval time.Duration
+	// Show is called with each poll's cells.
+	Show func([]CellStatus)
+	// Submit is the base of automatic resubmissions (throttle, overrides).
+	Submit SubmitOptions
+	// Retried, if set, is told of each automatic resubmission: the cells
+	// and the nodes they must avoid.
+	Retried func(cells []CellStatus, exclude []string)
+}
+
 // Watch polls every interval until every submitted cell is terminal,
-// calling show with each poll's cells, and returns the last poll.
-func Watch(ctx context.Context, dir string, sched Scheduler, interval time.Duration, show func([]CellStatus)) ([]CellStatus, error) {
+// calling Show with each poll's cells, and returns the last poll. Under
+// the sweep's retry.infra policy (manifest RetryInfra = N) a cell whose
+// attempt failed outside the test (InfraFailure) is submitted again, up
+// to N times, never on the nodes its failed attempts ran on; a test
+// failure is never retried.
+func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions) ([]CellStatus, error) {
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		cells, _, err := Observe(ctx, dir, sched)
 		if err != nil {
 			return nil, err
 		}
-		show(cells)
-		if Done(cells) {
+		if opts.Show != nil {
+			opts.Show(cells)
+		}
+		retried, err := retryInfra(ctx, dir, sched, m.RetryInfra, cells, opts)
+		if err != nil {
+			return cells, err
+		}
+		if !retried && Done(cells) {
 			return cells, nil
+		}
+		if retried {
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return cells, fmt.Errorf("interrupted")
-		case <-time.After(interval):
+		case <-time.After(opts.Interval):
 		}
 	}
+}
+
+// retryInfra resubmits the cells whose last attempt failed outside the
+// test and that have had at most limit attempts, one submission per set
+// of nodes to avoid. It reports whether it submitted anything.
+func retryInfra(ctx context.Context, dir string, sched Scheduler, limit int, cells []CellStatus, opts FollowOptions) (bool, error) {
+	if limit <= 0 {
+		return false, nil
+	}
+	groups := map[string][]CellStatus{}
+	for _, c := range cells {
+		if c.Attempt > limit || !InfraFailure(dir, c) {
+			continue
+		}
+		var avoid []string
+		if sched.Name() == "slurm" {
+			avoid = failedNodes(c)
+		}
+		key := strings.Join(avoid, ",")
+		groups[key] = append(groups[key], c)
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		so := opts.Submit
+		so.Only = map[string]bool{}
+		for _, c := range groups[key] {
+			so.Only[c.ID] = true
+		}
+		if key != "" {
+			so.Exclude = strings.Split(key, ",")
+		}
+		if _, err := Submit(ctx, dir, sched, so); err != nil {
+			return false, fmt.Errorf("retrying %d cell(s) that failed outside the test: %w", len(groups[key]), err)
+		}
+		if opts.Retried != nil {
+			opts.Retried(groups[key], so.Exclude)
+		}
+	}
+	return len(groups) > 0, nil
+}
+
+// failedNodes lists the nodes a cell's attempts failed outside the test
+// on: the last attempt's, and those of earlier such attempts.
+func failedNodes(c CellStatus) []string {
+	set := map[string]bool{}
+	add := func(nodes string) {
+		for _, n := range splitHostlist(nodes) {
+			if n = strings.TrimSpace(n); n != "" && n != "None assigned" && n != "(null)" {
+				set[n] = true
+			}
+		}
+	}
+	add(c.Nodes)
+	for _, e := range c.Earlier {
+		if sweep.OutsideTest(e.State) {
+			add(e.Nodes)
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// splitHostlist splits a Slurm node list at the commas outside brackets:
+// "a1,b[1,3]" is "a1" and "b[1,3]".
+func splitHostlist(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }

@@ -27,6 +27,8 @@ type SubmitOptions struct {
 	MaxRunning   int // array throttle %N
 	Hold         bool
 	Overrides    map[string]string
+	// Exclude lists nodes no job of this submission may run on.
+	Exclude []string
 	// DryRun prints the sbatch command lines to Out and changes nothing.
 	DryRun bool
 	Out    io.Writer
@@ -139,6 +141,7 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				JobName:   sweep.SubmissionName(m.SweepID, job.Name, seq),
 				Comment:   sweep.SubmissionTag(m.SweepID, job.Name, seq),
 				Throttle:  opts.MaxRunning,
+				Exclude:   opts.Exclude,
 				Offset:    ch.offset,
 				Hold:      opts.Hold,
 				Overrides: opts.Overrides,

@@ -20,6 +20,17 @@ type TaskState struct {
 	Source   string `json:"source"` // sacct, squeue, marker, journal
 }
 
+// OutsideTest reports whether a scheduler state ends a job for a reason
+// outside the test whatever the job was doing: the node failed, the job
+// was preempted, never booted, ran past its deadline or was lost.
+func OutsideTest(state string) bool {
+	switch state {
+	case "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "LOST":
+		return true
+	}
+	return false
+}
+
 // CellState is what the scheduler and the sweep's records say of a cell:
 // its latest attempt, how many attempts there were, and how the earlier
 // ones ended (oldest first, where still known).

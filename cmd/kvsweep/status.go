@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -98,7 +99,27 @@ func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duratio
 	if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		show = barProgress(e)
 	}
-	return scheduler.Watch(ctx, dir, sched, interval, show)
+	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: show, Retried: retried(e)})
+}
+
+// retried says what an automatic retry of infra failures submitted.
+func retried(e *env) func([]scheduler.CellStatus, []string) {
+	return func(cells []scheduler.CellStatus, exclude []string) {
+		for _, c := range cells {
+			fmt.Fprintf(e.stderr, "kvsweep: cell %s (%s) failed outside the test (%s on %s, attempt %d); submitting it again", c.Name, c.ID, c.State, cmpOr(c.Nodes, "no node"), c.Attempt)
+			if len(exclude) > 0 {
+				fmt.Fprintf(e.stderr, " away from %s", strings.Join(exclude, ","))
+			}
+			fmt.Fprintln(e.stderr)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // lineProgress prints the counts line whenever it changes.

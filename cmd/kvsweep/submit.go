@@ -55,6 +55,7 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 		fs.Var(mapValue(o.opts.Overrides, k), k, "override the spec's cluster."+k)
 	}
 	fs.BoolVar(&o.opts.Hold, "hold", false, "submit held (release with scontrol release)")
+	fs.StringSliceVar(&o.opts.Exclude, "exclude", nil, "keep the jobs off these nodes (sbatch --exclude)")
 	fs.BoolVar(&o.opts.DryRun, "dry-run", false, "print the sbatch command lines; submit nothing")
 	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	return o
@@ -123,27 +124,31 @@ var resubmitCmd = &command{
 	summary: "Submit again the cells that ended without success, or never ran",
 	help: `--failed selects cells whose last attempt ended without success (FAILED,
 TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, CANCELLED, PREEMPTED, BOOT_FAIL, DEADLINE,
-LOST); --missing selects cells never submitted. Cells pending, running or
-completed are never submitted again. The chosen cells go out as new arrays
-over exactly their indices.`,
+LOST); --infra only those that failed outside the test (NODE_FAIL,
+PREEMPTED, BOOT_FAIL, DEADLINE, LOST, or a job that ended before its
+harness started), which a deterministic test failure never is; --missing
+selects cells never submitted. Cells pending, running or completed are
+never submitted again. The chosen cells go out as new arrays over exactly
+their indices; --exclude keeps them off nodes.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := submitFlags(fs)
 		var sel scheduler.Selection
 		fs.BoolVar(&sel.Failed, "failed", false, "cells that ended without success")
 		fs.BoolVar(&sel.Missing, "missing", false, "cells never submitted")
+		fs.BoolVar(&sel.Infra, "infra", false, "cells that failed outside the test (node, preemption, a harness that never started)")
 		return func(e *env, args []string) error {
 			dir, err := oneArg(args, "the sweep directory")
 			if err != nil {
 				return err
 			}
-			if !sel.Failed && !sel.Missing {
-				return usagef("say which cells: --failed, --missing or both")
+			if !sel.Failed && !sel.Missing && !sel.Infra {
+				return usagef("say which cells: --failed, --infra, --missing (or several)")
 			}
 			cells, err := status(e, dir, o.sched)
 			if err != nil {
 				return err
 			}
-			if only := scheduler.Select(cells, sel); len(only) > 0 {
+			if only := scheduler.Select(dir, cells, sel); len(only) > 0 {
 				return o.submit(e, dir, only)
 			}
 			fmt.Fprintln(e.stdout, "nothing to resubmit")
