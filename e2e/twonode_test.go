@@ -197,7 +197,8 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], s
 	if strings.Contains(out.String(), "cell "+failing+" (") {
 		t.Errorf("the deterministic failure was retried:\n%s", out.String())
 	}
-	mustKvsweep(t, c, "collect", dir, "--no-store", "--scheduler", "slurm")
+	store := filepath.Join(tmp, "history.db")
+	mustKvsweep(t, c, "collect", dir, "--store", store, "--scheduler", "slurm")
 	rep := mustKvsweep(t, c, "report", dir, "--format", "json")
 	var r reports.Run
 	if err := json.Unmarshal([]byte(rep), &r); err != nil {
@@ -219,6 +220,17 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], s
 	md := mustKvsweep(t, c, "report", dir)
 	if !strings.Contains(md, "OK (after 1 infra retry: NODE_FAIL on "+node+")") {
 		t.Errorf("the report does not show the retry:\n%s", md)
+	}
+	// The bad-node ledger remembers the node; the next sweep can keep it out.
+	ledger := mustKvsweep(t, c, "nodes", "--store", store)
+	if !regexp.MustCompile(`(?m)^ ` + node + ` +\| 1 +\| NODE_FAIL x1 +\| 1 `).MatchString(ledger) {
+		t.Errorf("kvsweep nodes:\n%s", ledger)
+	}
+	next := filepath.Join(tmp, "next")
+	mustKvsweep(t, c, "render", path, "--out", next)
+	dry := mustKvsweep(t, c, "submit", next, "--scheduler", "slurm", "--dry-run", "--exclude-bad-nodes", "1", "--store", store)
+	if !strings.Contains(dry, "--exclude="+node) {
+		t.Errorf("submit --exclude-bad-nodes 1 did not keep %s out:\n%s", node, dry)
 	}
 }
 

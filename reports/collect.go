@@ -93,6 +93,9 @@ type Run struct {
 	ID      string `json:"id"` // the sweep id
 	Name    string `json:"name"`
 	Version string `json:"kvsweep_version,omitempty"` // the kvsweep that rendered it
+	// Ref is the source branch or tag the run tested (kvsweep ci --ref,
+	// $GITHUB_REF_NAME): what --baseline auto matches.
+	Ref string `json:"ref,omitempty"`
 	// Spec is the sweep's frozen spec, one entry per key path, for
 	// comparisons that say what changed.
 	Spec        map[string]string `json:"spec,omitempty"`
@@ -112,6 +115,8 @@ type CollectOptions struct {
 	// Manifest, if the caller has read it already (large sweeps have
 	// manifests of several megabytes).
 	Manifest *sweep.Manifest
+	// Ref is recorded in the run (see Run.Ref).
+	Ref string
 }
 
 // Collect reads every cell of the sweep in dir. Cells are read in parallel
@@ -145,7 +150,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{ID: m.SweepID, Name: m.Name, Version: m.Version, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
+	run := &Run{ID: m.SweepID, Name: m.Name, Version: m.Version, Ref: opts.Ref, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
 	if b, err := sweep.ReadFile(root, sweep.SpecFile, yamlpos.MaxSize); err == nil {
 		// A frozen spec that does not parse costs the spec's part of "what changed" only.
 		run.Spec, _ = yamlpos.Flatten(sweep.SpecFile, b)

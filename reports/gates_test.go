@@ -3,10 +3,12 @@ package reports
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/provenance"
@@ -203,5 +205,36 @@ func TestFailureClasses(t *testing.T) {
 	// afterwards does not make its exit status the node's fault.
 	if c := got["exit-3"]; c.Outcome != HarnessFailed || c.Class != ClassTest {
 		t.Errorf("exit-3: %s %s", c.Outcome, c.Class)
+	}
+}
+
+// The ledger counts every infra failure, retried or final, per node, and
+// nothing else.
+func TestBadNodes(t *testing.T) {
+	now := fixedNow
+	old := &Run{ID: "old", CollectedAt: now.Add(-30 * 24 * time.Hour), Cells: []CellResult{
+		{Outcome: Missing, State: "NODE_FAIL", Class: ClassInfra, Nodes: "n9"}}}
+	a := &Run{ID: "a", CollectedAt: now.Add(-time.Hour), Cells: []CellResult{
+		{Outcome: OK, Nodes: "n2", Attempts: 2, Earlier: []Attempt{{State: "NODE_FAIL", Nodes: "n1", Class: ClassInfra}}},
+		{Outcome: Missing, State: "PREEMPTED", Class: ClassInfra, Nodes: "n1"},
+		{Outcome: HarnessFailed, Class: ClassTest, Nodes: "n3"},
+		{Outcome: OK, Nodes: "n3", Attempts: 2, Earlier: []Attempt{{State: "FAILED", Nodes: "n3", Class: ClassTest}}},
+	}}
+	b := &Run{ID: "b", CollectedAt: now, Cells: []CellResult{
+		{Outcome: NotStarted, Class: ClassInfra, Nodes: "n2"}}}
+	ledger := BadNodes([]*Run{old, a, b}, now.Add(-7*24*time.Hour))
+	var got []string
+	for _, n := range ledger {
+		got = append(got, fmt.Sprintf("%s %d %v %v", n.Node, n.Failures, n.States, n.Sweeps))
+	}
+	want := []string{"n1 2 map[NODE_FAIL:1 PREEMPTED:1] [a]", "n2 1 map[UNKNOWN:1] [b]"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("ledger:\n got %q\nwant %q", got, want)
+	}
+	if ex := Exclusions(ledger, 2); len(ex) != 1 || ex[0] != "n1" {
+		t.Errorf("exclusions at 2: %v", ex)
+	}
+	if len(BadNodes([]*Run{old}, time.Time{})) != 1 {
+		t.Error("a zero window does not count every run")
 	}
 }

@@ -78,6 +78,10 @@ func outcomeText(c CellResult) string {
 	return s + retriesText(c)
 }
 
+// OutcomeText is how reports show a cell's outcome: "MISSING (NODE_FAIL)
+// [infra]", "OK (after 1 infra retry: NODE_FAIL on n1)".
+func OutcomeText(c CellResult) string { return outcomeText(c) }
+
 // retriesText is " (after 1 infra retry: NODE_FAIL on n1)" for a cell
 // that was submitted again after attempts that failed outside the test.
 func retriesText(c CellResult) string {

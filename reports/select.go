@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -73,6 +74,37 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 		return nil, fmt.Errorf("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
 	}
 	return []*Run{r}, nil
+}
+
+// Latest returns the newest run in the store at storePath with that name
+// and ref, other than the run except; nil when there is none (no store
+// yet is none).
+func Latest(storePath, name, ref, except string) (*Run, error) {
+	if _, err := os.Stat(storePath); err != nil {
+		return nil, nil
+	}
+	st, err := OpenStore(storePath, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	all, err := st.Runs()
+	if err != nil {
+		return nil, err
+	}
+	var best *Run
+	for _, r := range all {
+		if r.Name == name && r.Ref == ref && r.ID != except && (best == nil || r.CollectedAt.After(best.CollectedAt)) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// WriteStepSummary writes the parts (markdown) as one GitHub step summary,
+// cut at a line with a note where it would pass the 1 MiB limit.
+func WriteStepSummary(w io.Writer, parts ...[]byte) error {
+	return writeLimited(w, "markdown", bytes.Join(parts, []byte("\n")))
 }
 
 // Gates are what report --check requires beyond its defaults.

@@ -29,6 +29,9 @@ type Slurm struct {
 	Log io.Writer
 	// Calls counts the commands run, for benchmarks and tests.
 	Calls int
+	// foreignSeen is what Poll has logged of other jobs' answers, so
+	// each is said once.
+	foreignSeen map[string]bool
 }
 
 // Name implements Scheduler.
@@ -320,8 +323,18 @@ func (s *Slurm) Poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
 		}
 		p.merge(f[0], ts)
 	}
-	if len(p.Foreign) > 0 && s.Log != nil {
-		fmt.Fprintf(s.Log, "kvsweep: ignored what Slurm said of job ids now held by other jobs (the cluster's job ids were reset?): %s\n", strings.Join(p.Foreign, ", "))
+	var fresh []string
+	for _, f := range p.Foreign {
+		if !s.foreignSeen[f] {
+			if s.foreignSeen == nil {
+				s.foreignSeen = map[string]bool{}
+			}
+			s.foreignSeen[f] = true
+			fresh = append(fresh, f)
+		}
+	}
+	if len(fresh) > 0 && s.Log != nil {
+		fmt.Fprintf(s.Log, "kvsweep: ignored what Slurm said of job ids now held by other jobs (the cluster's job ids were reset?): %s\n", strings.Join(fresh, ", "))
 	}
 	return p, nil
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/coord"
+	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -46,6 +48,11 @@ type submitOpts struct {
 	sched *scheduler.Config
 	lock  string
 	opts  scheduler.SubmitOptions
+	store string
+	// badNodes keeps nodes with at least this many infra failures in
+	// the history store's recent runs out (0: off).
+	badNodes  int
+	badWindow time.Duration
 }
 
 func submitFlags(fs *pflag.FlagSet) *submitOpts {
@@ -58,7 +65,27 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	fs.StringSliceVar(&o.opts.Exclude, "exclude", nil, "keep the jobs off these nodes (sbatch --exclude)")
 	fs.BoolVar(&o.opts.DryRun, "dry-run", false, "print the sbatch command lines; submit nothing")
 	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
+	fs.IntVar(&o.badNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
+	fs.DurationVar(&o.badWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
+	fs.StringVar(&o.store, "store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
 	return o
+}
+
+// excluded is --exclude and, with --exclude-bad-nodes, the ledger's bad
+// nodes, said on stderr.
+func (o *submitOpts) excluded(e *env) ([]string, error) {
+	if o.badNodes <= 0 {
+		return o.opts.Exclude, nil
+	}
+	ledger, err := reports.LedgerFromStore(o.store, o.badWindow, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	bad := reports.Exclusions(ledger, o.badNodes)
+	if len(bad) > 0 {
+		fmt.Fprintf(e.stderr, "kvsweep: keeping out %d node(s) with at least %d infra failure(s) in the last %s: %s\n", len(bad), o.badNodes, o.badWindow, strings.Join(bad, ", "))
+	}
+	return append(append([]string(nil), o.opts.Exclude...), bad...), nil
 }
 
 // submit submits the cells of dir in only (nil: every unsubmitted cell);
@@ -79,6 +106,9 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	}
 	opts := o.opts
 	opts.Only, opts.Out = only, e.stdout
+	if opts.Exclude, err = o.excluded(e); err != nil {
+		return err
+	}
 	opts.Submitted = func(rep *scheduler.SubmitReport) {
 		fmt.Fprintf(e.stdout, "submitted %d cells of sweep %s in %d %s calls\n", rep.Cells, m.SweepID, rep.Calls, submitCall[sched.Name()])
 	}
