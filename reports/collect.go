@@ -465,8 +465,11 @@ func (v *validity) apply(cr *CellResult, topology string) {
 			return m.Value, ok
 		})
 		if why != "" {
-			cs.Verdict = Invalid
-			cs.Message = strings.TrimSpace("the harness said PASS, but " + why + ". " + cs.Message)
+			msg := "the harness said PASS, but " + why
+			if cs.Message != "" {
+				msg += " (its message: " + cs.Message + ")"
+			}
+			cs.Verdict, cs.Message = Invalid, msg
 		}
 	}
 }

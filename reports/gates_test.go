@@ -147,10 +147,10 @@ func TestValidityRules(t *testing.T) {
 		got[cs.ID] = cs
 	}
 	for id, want := range map[string]string{
-		"TC-01": "INVALID: the harness said PASS, but rule ttft_ms < 100 broken: ttft_ms is 188.3729.",
+		"TC-01": "INVALID: the harness said PASS, but rule ttft_ms < 100 broken: ttft_ms is 188.3729",
 		"TC-02": "PASS: ",
-		"TC-04": "INVALID: the harness said PASS, but rule ttft_ms > 0: the case reported no ttft_ms.",
-		"TC-06": "INVALID: the harness said PASS, but rule guard_hits >= 5: the case reported no guard_hits.",
+		"TC-04": "INVALID: the harness said PASS, but rule ttft_ms > 0: the case reported no ttft_ms",
+		"TC-06": "INVALID: the harness said PASS, but rule guard_hits >= 5: the case reported no guard_hits",
 	} {
 		if s := got[id].Verdict + ": " + got[id].Message; !strings.HasPrefix(s, want) {
 			t.Errorf("%s: %q, want %q", id, s, want)

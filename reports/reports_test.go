@@ -219,6 +219,45 @@ func TestMarkdownFitsStepSummary(t *testing.T) {
 	}
 }
 
+// kvsweep ci's step summary of a 1,000-cell sweep (six cases, metrics,
+// and a comparison with a baseline whose every metric moved) stays under
+// GitHub's 1 MiB limit, with the comparison first.
+func TestStepSummaryOf1000Cells(t *testing.T) {
+	mk := func(id string, f float64) *Run {
+		r := &Run{ID: id, Name: "phase1"}
+		cases := []string{"TC-01", "TC-02", "TC-03", "TC-04", "TC-05", "TC-06"}
+		for i := 0; i < 1000; i++ {
+			c := CellResult{CellID: fmt.Sprintf("%012x", i), Name: fmt.Sprintf("vllm-aggregated-qwen3.5-4b-repeat-%d", i),
+				Params: map[string]string{"engine": "vllm", "topology": "aggregated", "geometry": "qwen3.5-4b", "n": fmt.Sprint(i)},
+				Planned: cases, Outcome: OK}
+			for _, cs := range cases {
+				c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: map[string]Metric{
+					"ttft_ms": {Value: 100 * f, Unit: "ms", Direction: "lower"}, "throughput_tok_s": {Value: 2000 / f, Unit: "tok/s", Direction: "higher"}}})
+			}
+			r.Cells = append(r.Cells, c)
+		}
+		return r
+	}
+	base, cand := mk("base", 1), mk("cand", 1.5)
+	cmp := Compare("base", []*Run{base}, "cand", []*Run{cand}, CompareOptions{Threshold: 0.05})
+	var c, s, out bytes.Buffer
+	if err := WriteComparison(&c, "markdown", cmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSummary(&s, "markdown", cand); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStepSummary(&out, c.Bytes(), s.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() > StepSummaryLimit {
+		t.Fatalf("%d bytes, over GitHub's limit", out.Len())
+	}
+	if !strings.HasPrefix(out.String(), "## cand vs base\n\n### What changed") || !strings.Contains(out.String(), "**Truncated:**") {
+		t.Errorf("the summary does not open with the comparison or says nothing of what it cut:\n%.300s", out.String())
+	}
+}
+
 // Each corrupt result gets its outcome and message; the others are
 // collected all the same.
 func TestCorruptInputs(t *testing.T) {
