@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,28 @@ func TestCommitCacheKeepsChecks(t *testing.T) {
 	var re *ResolveError
 	if !errors.As(err, &re) {
 		t.Errorf("error %T, want *ResolveError", err)
+	}
+}
+
+// The shipped pins name real public revisions: they parse, and nothing in
+// them is a placeholder the build would refuse (image.yml runs them).
+func TestExamplePinsAreReal(t *testing.T) {
+	path := filepath.Join("..", "examples", "pins.yaml")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePins(path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(string(src), "<>") {
+		t.Errorf("%s still holds a <placeholder>", path)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(p.BuildArgs["ETCD_SHA256"]) {
+		t.Errorf("ETCD_SHA256 %q is not a SHA-256", p.BuildArgs["ETCD_SHA256"])
+	}
+	if !regexp.MustCompile(`@sha256:[0-9a-f]{64}$`).MatchString(p.Base) {
+		t.Errorf("base %q is not pinned by digest", p.Base)
 	}
 }

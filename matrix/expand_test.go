@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,6 +163,29 @@ func TestSlurmTime(t *testing.T) {
 	for _, bad := range []string{"", "0", "-5m", "1:60", "x", "1:2:3:4", "a-01"} {
 		if _, err := ParseDuration(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// Every shipped spec parses and expands; the CI lanes keep the seed's
+// policies (validity rules, infra retries, the 2P+1D lane verdicts only).
+func TestShippedSpecs(t *testing.T) {
+	paths, _ := filepath.Glob("../examples/lanes/*.yaml")
+	paths = append(paths, "../examples/phase1.yaml", "../examples/quickstart.yaml")
+	for _, p := range paths {
+		s, cells, _, err := LoadCells(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if len(cells) == 0 {
+			t.Errorf("%s: no cells", p)
+		}
+		if strings.Contains(p, "lanes/") && (s.Retry.Infra != 1 || len(s.Cases) == 0) {
+			t.Errorf("%s: retry.infra %d, %d cases with rules", p, s.Retry.Infra, len(s.Cases))
+		}
+		if strings.HasSuffix(p, "phase1-2p1d.yaml") && !s.Topologies["disagg-2p1d-sidecar"].VerdictsOnly {
+			t.Errorf("%s: the shared-GPU lane is not verdicts only", p)
 		}
 	}
 }

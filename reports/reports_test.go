@@ -228,7 +228,7 @@ func TestStepSummaryOf1000Cells(t *testing.T) {
 		cases := []string{"TC-01", "TC-02", "TC-03", "TC-04", "TC-05", "TC-06"}
 		for i := 0; i < 1000; i++ {
 			c := CellResult{CellID: fmt.Sprintf("%012x", i), Name: fmt.Sprintf("vllm-aggregated-qwen3.5-4b-repeat-%d", i),
-				Params: map[string]string{"engine": "vllm", "topology": "aggregated", "geometry": "qwen3.5-4b", "n": fmt.Sprint(i)},
+				Params:  map[string]string{"engine": "vllm", "topology": "aggregated", "geometry": "qwen3.5-4b", "n": fmt.Sprint(i)},
 				Planned: cases, Outcome: OK}
 			for _, cs := range cases {
 				c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: map[string]Metric{

@@ -31,9 +31,16 @@
 //	 0679c50a248f | vllm-aggregated-qwen3.5-4b-sim-sleep-30        | 1_5 | TIMEOUT   | 143:0 |         | localhost |
 //	6 cells: 3 COMPLETED, 2 FAILED, 1 TIMEOUT
 //
+// In a CI job, kvsweep ci SPEC --out DIR does all of it: it follows the
+// sweep, retries infra failures under the spec's policy, writes the step
+// summary and JUnit, and exits by the gates (docs/ci.md). kvsweep logs
+// shows a cell's log tails; kvsweep nodes, the nodes that failed sweeps.
+//
 // Each example above runs in the tests (doc_test.go) from the repository
 // root, and its output must match, so this page stays true.
 //
 // Exit status: 0 success; 1 the operation failed; 2 a usage or spec error
-// (nothing was done); 3 a report check found failures or regressions.
+// (nothing was done); 3 a gate of report --check or ci failed: a failed or
+// INVALID case, a cell without a result, a regression, or a comparison that
+// matched no cell or lost a baseline cell or case.
 package main

@@ -41,6 +41,7 @@ cell's place, and adds new cells as new jobs.`,
 // renderOpts are the flags shared by render and run.
 type renderOpts struct {
 	out, templates, sweepID string
+	image                   string
 	maxArray                int
 	noArray, offline        bool
 	insecure                bool
@@ -55,6 +56,7 @@ func renderFlags(fs *pflag.FlagSet) *renderOpts {
 	fs.StringVar(&o.sweepID, "sweep-id", "", "sweep id (default: kept from DIR, or NAME-RANDOM)")
 	fs.BoolVar(&o.offline, "offline", false, "keep a tag-only container.image as it is (by default it is resolved to the digest its registry serves)")
 	fs.BoolVar(&o.insecure, "insecure-registry", false, "the image's registry speaks plain HTTP")
+	fs.StringVar(&o.image, "image", "", "run this image instead of the spec's container.image (a CI job's freshly built one)")
 	return o
 }
 
@@ -85,6 +87,12 @@ func (o *renderOpts) render(e *env, specPath string) error {
 // record.
 func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (string, map[string]string, error) {
 	image := spec.Container.Image
+	if o.image != "" {
+		if strings.HasPrefix(o.image, "-") || strings.ContainsAny(o.image, " \t\r\n\"'\\") {
+			return "", nil, usagef("--image %q is not an image reference (expected REGISTRY/NAME[:TAG][@sha256:...])", o.image)
+		}
+		image = o.image
+	}
 	var ropts []imagebuild.Option
 	if o.insecure {
 		ropts = append(ropts, imagebuild.WithInsecureRegistry())
