@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,12 @@ type Local struct {
 	Parallel int
 	Grace    time.Duration // default 10 s, like Slurm's KillWait
 	Log      io.Writer
+	// GPUs is the GPU pool (ParseGPUs): each task is given its job's
+	// gpus_per_node of them, disjoint from every other running task's, as
+	// CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES and SLURM_JOB_GPUS, and
+	// waits until that many are free; a task needing none sees none. nil:
+	// GPUs are not scheduled.
+	GPUs []string
 
 	mu      sync.Mutex
 	tasks   []*localTask
@@ -88,6 +95,10 @@ func (l *Local) Wait(ctx context.Context, j *sweep.Journal) error {
 	l.tasks = nil
 	l.journal = j
 	par := l.Parallel
+	var pool *gpuPool
+	if l.GPUs != nil {
+		pool = newGPUPool(l.GPUs)
+	}
 	l.mu.Unlock()
 	if par <= 0 {
 		par = runtime.NumCPU()
@@ -108,7 +119,7 @@ func (l *Local) Wait(ctx context.Context, j *sweep.Journal) error {
 		go func() {
 			defer wg.Done()
 			for t := range next {
-				l.run(ctx, t)
+				l.admitted(ctx, pool, t)
 			}
 		}()
 	}
@@ -128,10 +139,48 @@ func (l *Local) Wait(ctx context.Context, j *sweep.Journal) error {
 	return ctx.Err()
 }
 
-func (l *Local) run(ctx context.Context, t *localTask) {
+// admitted runs t once the pool has its GPUs, and gives them back however
+// it ends.
+func (l *Local) admitted(ctx context.Context, pool *gpuPool, t *localTask) {
+	if pool == nil {
+		l.run(ctx, t, nil)
+		return
+	}
+	gpus, err := pool.acquire(ctx, t.req.GPUs)
+	if err != nil {
+		l.finish(t, StateCancelled, 0)
+		if ctx.Err() == nil {
+			l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		}
+		return
+	}
+	defer pool.release(gpus)
+	l.run(ctx, t, gpus)
+}
+
+// run runs one task; gpus, when not nil, are the only GPUs it may see.
+func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 	r := t.req
 	host, _ := os.Hostname()
-	env := append(os.Environ(),
+	env := os.Environ()
+	if gpus != nil {
+		ids := strings.Join(gpus, ",")
+		env = slices.DeleteFunc(env, func(kv string) bool {
+			for _, k := range []string{"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "SLURM_JOB_GPUS=", "SLURM_STEP_GPUS=", "GPU_DEVICE_ORDINAL="} {
+				if strings.HasPrefix(kv, k) {
+					return true
+				}
+			}
+			return false
+		})
+		env = append(env, "CUDA_VISIBLE_DEVICES="+ids, "SLURM_JOB_GPUS="+ids, "GPU_DEVICE_ORDINAL="+ids)
+		if ids == "" {
+			env = append(env, "NVIDIA_VISIBLE_DEVICES=void")
+		} else {
+			env = append(env, "NVIDIA_VISIBLE_DEVICES="+ids)
+		}
+	}
+	env = append(env,
 		"SLURM_JOB_ID="+strconv.Itoa(t.seq*1_000_000+t.task+1),
 		"SLURM_JOB_NAME="+r.JobName,
 		"SLURM_JOB_NODELIST="+host,

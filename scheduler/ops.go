@@ -22,6 +22,8 @@ type Config struct {
 	RetryDeadline time.Duration
 	// Parallel bounds the local executor's tasks at once (default: CPUs).
 	Parallel int
+	// GPUs is the local executor's GPU pool (ParseGPUs's syntax).
+	GPUs string
 	// Log receives retry notices and the local executor's messages.
 	Log io.Writer
 }
@@ -45,11 +47,18 @@ func Open(dir string, cfg Config) (*sweep.Manifest, Scheduler, error) {
 	if name == "" {
 		name = m.Scheduler
 	}
+	if cfg.GPUs != "" && name != "local" {
+		return nil, nil, fail.Usagef("--gpus is the local executor's GPU pool; under Slurm the job's GPUs are what Slurm allocates (gpus_per_node)")
+	}
 	switch name {
 	case "slurm", "":
 		return m, &Slurm{Deadline: cfg.RetryDeadline, Log: cfg.Log}, nil
 	case "local":
-		return m, &Local{Dir: dir, Parallel: cfg.Parallel, Log: cfg.Log}, nil
+		gpus, err := ParseGPUs(cfg.GPUs)
+		if err != nil {
+			return nil, nil, fail.Usagef("%v", err)
+		}
+		return m, &Local{Dir: dir, Parallel: cfg.Parallel, Log: cfg.Log, GPUs: gpus}, nil
 	}
 	return nil, nil, fail.Usagef("--scheduler %q: expected slurm or local", name)
 }

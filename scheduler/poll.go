@@ -47,6 +47,7 @@ type SubmitRequest struct {
 	Exclude   []string
 	Overrides map[string]string // partition, account, qos, reservation
 	TimeLimit time.Duration     // for the local executor (Slurm reads the script)
+	GPUs      int               // per task, for the local executor's GPU pool
 }
 
 // Poll is one round of scheduler answers, keyed by task: "JOBID_TASK" for

@@ -37,6 +37,12 @@ type SubmitOptions struct {
 	Submitted func(*SubmitReport)
 }
 
+// admitter is a scheduler that can refuse a job before anything of the
+// sweep is submitted (the local executor: more GPUs than its pool has).
+type admitter interface {
+	Admit(job *sweep.Job, cells []sweep.Cell) error
+}
+
 // Queue is a scheduler whose Submit only queues tasks (the local
 // executor): Wait runs them to the end, recording them in the journal,
 // which the submitting process still holds.
@@ -124,12 +130,24 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 		return rep, err
 	}
 	seq := sweep.NextSeq(recs)
+	chosen := map[string][]sweep.Cell{} // job name -> its cells to submit
+	for _, c := range m.Cells {
+		if (opts.Only == nil && !submitted[c.ID]) || (opts.Only != nil && opts.Only[c.ID]) {
+			chosen[c.Job] = append(chosen[c.Job], c)
+		}
+	}
+	if a, ok := sched.(admitter); ok {
+		for i := range m.Jobs {
+			if cells := chosen[m.Jobs[i].Name]; len(cells) > 0 {
+				if err := a.Admit(&m.Jobs[i], cells); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
 	for _, job := range m.Jobs {
 		var idx []int
-		for _, c := range m.Cells {
-			if c.Job != job.Name || (opts.Only == nil && submitted[c.ID]) || (opts.Only != nil && !opts.Only[c.ID]) {
-				continue
-			}
+		for _, c := range chosen[job.Name] {
 			idx = append(idx, c.Index)
 		}
 		sort.Ints(idx)
@@ -146,6 +164,7 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				Hold:      opts.Hold,
 				Overrides: opts.Overrides,
 				TimeLimit: time.Duration(job.Res.TimeSeconds) * time.Second,
+				GPUs:      job.Res.GPUsPerNode,
 			}
 			if job.Array {
 				req.Array = sweep.FormatIndices(ch.tasks)
