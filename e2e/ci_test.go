@@ -181,10 +181,11 @@ func TestCICancelled(t *testing.T) {
 	}
 }
 
-// liveJobs lists the sweep's jobs squeue shows pending or running.
+// liveJobs lists the sweep's jobs squeue shows pending, running or
+// completing (their scripts may still write).
 func liveJobs(t *testing.T, c cluster, sweepID string) string {
 	t.Helper()
-	cmd := exec.Command("squeue", "--noheader", "--array", "--states=PENDING,RUNNING,CONFIGURING,SUSPENDED", "--format=%i|%j|%T")
+	cmd := exec.Command("squeue", "--noheader", "--array", "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED", "--format=%i|%j|%T")
 	cmd.Env = append(os.Environ(), c.env()...)
 	b, err := cmd.Output()
 	if err != nil {

@@ -216,8 +216,18 @@ func slurmTasks(t *testing.T, c cluster, sweepID string) map[string][]string {
 	return res
 }
 
+// cancelSweep cancels what is left of a sweep and waits (at most two
+// minutes) until none of its jobs is pending, running or completing, so
+// the test's directory is removed after the jobs stopped writing to it.
 func cancelSweep(t *testing.T, c cluster, dir string) {
 	_, _, _ = kvsweep(t, c, nil, "cancel", dir, "--scheduler", "slurm")
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return
+	}
+	for end := time.Now().Add(2 * time.Minute); liveJobs(t, c, m.SweepID) != "" && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // writeSpec writes a spec into dir and returns its path.
