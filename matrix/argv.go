@@ -48,9 +48,17 @@ func (x *expander) cell(params map[string]string, cases []string) Cell {
 		Kind: t.Kind, Geometry: c.Geometry, Cases: strings.Join(cases, ","),
 		CaseList: cases, Params: params, CellDir: CellDirToken, SpecDir: x.specDir,
 	}
-	argv := make([]string, 0, len(s.Harness.Command)+len(t.Args)+2*len(g.Keys)+2)
-	argv = x.words(argv, s.Harness.Command, "harness.command", &data)
+	command, commandAt := s.Harness.Command, "harness.command"
+	e := s.Engines[c.Engine]
+	if e != nil && e.Harness != nil {
+		command, commandAt = e.Harness, "engines."+e.Name+".harness"
+	}
+	argv := make([]string, 0, len(command)+len(t.Args)+2*len(g.Keys)+2)
+	argv = x.words(argv, command, commandAt, &data)
 	argv = x.words(argv, t.Args, "topologies."+t.Name+".args", &data)
+	if e != nil {
+		argv = x.words(argv, e.Args, "engines."+e.Name+".args", &data)
+	}
 	for _, k := range g.Keys {
 		flag := k
 		if !strings.HasPrefix(flag, "-") {

@@ -129,6 +129,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("geometries", func(n ast.Node, w string) { d.geometries(n, w, s) })),
 		mark(yamlpos.F("matrix", func(n ast.Node, w string) { matrixNode = n })),
 		mark(yamlpos.F("cases", func(n ast.Node, w string) { d.cases(n, w, s) })),
+		mark(yamlpos.F("engines", func(n ast.Node, w string) { d.engines(n, w, s) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) {
 			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
 				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {
@@ -226,17 +227,7 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 				d.Errorf(n, "%s: %q starts with '-' (expected a directory path)", w, c.Workdir)
 			}
 		}),
-		yamlpos.F("expect", func(n ast.Node, w string) {
-			c.Expect, c.ExpectKeys = d.StrMap(n, w)
-			for _, k := range c.ExpectKeys {
-				if !componentRE.MatchString(k) {
-					d.Errorf(n, "%s: %q is not a component name (expected lower-case letters, digits and '_', like dynamo, vllm_adapter, kvcr)", w, k)
-				}
-				if !commitRE.MatchString(c.Expect[k]) {
-					d.Errorf(n, "%s.%s: %q is not a commit (expected 40 hex digits)", w, k, c.Expect[k])
-				}
-			}
-		}),
+		yamlpos.F("expect", func(n ast.Node, w string) { c.Expect, c.ExpectKeys = d.expect(n, w) }),
 		yamlpos.F("pins", func(n ast.Node, w string) { c.Pins = d.line(n, w) }),
 		yamlpos.F("userns", func(n ast.Node, w string) { c.Userns = d.Bool(n, w) }),
 		yamlpos.F("mounts", func(n ast.Node, w string) {
@@ -374,6 +365,56 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		d.checkKind(e.KeyN, w, t)
 		s.Topologies[e.Key] = t
 		s.TopologyOrder = append(s.TopologyOrder, e.Key)
+	}
+}
+
+// expect reads a mapping of component to the commit an image must record.
+func (d *decoder) expect(n ast.Node, w string) (map[string]string, []string) {
+	m, keys := d.StrMap(n, w)
+	for _, k := range keys {
+		if !componentRE.MatchString(k) {
+			d.Errorf(n, "%s: %q is not a component name (expected lower-case letters, digits and '_', like dynamo, vllm_adapter, kvcr)", w, k)
+		}
+		if !commitRE.MatchString(m[k]) {
+			d.Errorf(n, "%s.%s: %q is not a commit (expected 40 hex digits)", w, k, m[k])
+		}
+	}
+	return m, keys
+}
+
+// engines reads the engines mapping: name -> {harness, args, env, image,
+// expect}.
+func (d *decoder) engines(n ast.Node, where string, s *Spec) {
+	s.Engines = map[string]*Engine{}
+	entries := d.Mapping(n, where)
+	if len(entries) == 0 && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: empty (expected at least one engine, or no engines key for the built-in %s)", where, strings.Join(Engines, ", "))
+	}
+	for _, e := range entries {
+		w := yamlpos.Join(where, e.Key)
+		if !nameRE.MatchString(e.Key) {
+			d.Errorf(e.KeyN, "%s: invalid engine name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
+		}
+		en := &Engine{Name: e.Key}
+		d.Fields(e.Value, w,
+			yamlpos.F("harness", func(n ast.Node, w string) {
+				items := d.List(n, w)
+				if len(items) == 0 && len(d.Errs) == 0 {
+					d.Errorf(n, "%s: empty (expected the engine's harness argv, or no harness key for harness.command)", w)
+				}
+				en.Harness = d.templates(items, w)
+			}),
+			yamlpos.F("args", func(n ast.Node, w string) { en.Args = d.templates(d.List(n, w), w) }),
+			yamlpos.F("env", func(n ast.Node, w string) { d.env(n, w, &en.Env) }),
+			yamlpos.F("image", func(n ast.Node, w string) {
+				if en.Image = d.Str(n, w); !imageRE.MatchString(en.Image) || strings.HasPrefix(en.Image, "-") {
+					d.Errorf(n, "%s: %q is not an image reference or file (expected REGISTRY/NAME[:TAG][@sha256:...], or a path to a .sqsh or .sif file, with no spaces and not starting with '-')", w, en.Image)
+				}
+			}),
+			yamlpos.F("expect", func(n ast.Node, w string) { en.Expect, en.ExpectKeys = d.expect(n, w) }),
+		)
+		s.Engines[e.Key] = en
+		s.EngineOrder = append(s.EngineOrder, e.Key)
 	}
 }
 
@@ -528,8 +569,11 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 func (d *decoder) checkAxisValue(v Value, where, axis string, s *Spec) {
 	switch axis {
 	case AxisEngine:
-		if yamlpos.IndexOf(Engines, v.S) < 0 {
-			d.ErrAt(v, "%s: unknown value %q (expected one of: %s)", where, v.S, strings.Join(Engines, ", "))
+		switch {
+		case s.Engines != nil && s.Engines[v.S] == nil:
+			d.ErrAt(v, "%s: unknown engine %q (defined under engines: %s)", where, v.S, strings.Join(s.EngineOrder, ", "))
+		case s.Engines == nil && yamlpos.IndexOf(Engines, v.S) < 0:
+			d.ErrAt(v, "%s: unknown value %q (expected one of: %s, or an engine defined under engines)", where, v.S, strings.Join(Engines, ", "))
 		}
 	case AxisTopology:
 		if s.Topologies[v.S] == nil {

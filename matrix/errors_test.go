@@ -40,7 +40,7 @@ func TestMalformedSpecs(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"unknown top-level key", "name: mini", "name: mini\ntopologis: {}",
-			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, container, env, harness, topologies, geometries, matrix, cases, retry)`},
+			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, container, env, harness, topologies, geometries, matrix, cases, engines, retry)`},
 		{"unknown nested key", "{gpus_per_node: 2, time: 30m}", "{gpus: 2, time: 30m}",
 			`sweep.yaml:7:17: topologies.aggregated.resources: unknown key "gpus" (expected one of: nodes, gpus_per_node, cpus_per_task, mem, time)`},
 		{"wrong type", "gpus_per_node: 2", "gpus_per_node: two",
@@ -48,7 +48,7 @@ func TestMalformedSpecs(t *testing.T) {
 		{"list where mapping expected", "    flags: {model: m}", "    flags: [model, m]",
 			`sweep.yaml:10:12: geometries.g4b.flags: expected a mapping, got a list`},
 		{"unknown engine", "engine: [vllm, sglang]", "engine: [vllm, tgi]",
-			`sweep.yaml:12:18: matrix.engine: unknown value "tgi" (expected one of: vllm, sglang)`},
+			`sweep.yaml:12:18: matrix.engine: unknown value "tgi" (expected one of: vllm, sglang, or an engine defined under engines)`},
 		{"unknown topology", "topology: [aggregated]", "topology: [aggregated, disagg]",
 			`sweep.yaml:13:26: matrix.topology: unknown topology "disagg" (defined: aggregated)`},
 		{"empty axis", "geometry: [g4b]", "geometry: []",
@@ -119,6 +119,14 @@ func TestMalformedSpecs(t *testing.T) {
 			`sweep.yaml:3:16: retry.infra: 9 is out of range (expected an integer from 0 to 5)`},
 		{"unknown retry class", "name: mini", "name: mini\nretry: {test: 1}",
 			`sweep.yaml:3:9: retry: unknown key "test" (expected one of: infra)`},
+		{"engine not declared under engines", "name: mini", "name: mini\nengines:\n  vllm: {args: [--enforce-eager]}",
+			`sweep.yaml:14:18: matrix.engine: unknown engine "sglang" (defined under engines: vllm)`},
+		{"engine image that is an option", "name: mini", "name: mini\nengines:\n  vllm: {}\n  sglang: {image: --privileged}",
+			`sweep.yaml:5:19: engines.sglang.image: "--privileged" is not an image reference or file (expected REGISTRY/NAME[:TAG][@sha256:...], or a path to a .sqsh or .sif file, with no spaces and not starting with '-')`},
+		{"engine with a secret in env.set", "name: mini", "name: mini\nengines:\n  vllm: {}\n  sglang: {env: {set: {HF_TOKEN: x}}}",
+			`sweep.yaml:5:24: engines.sglang.env.set: "HF_TOKEN" looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written`},
+		{"engine with a bad template", "name: mini", "name: mini\nengines:\n  vllm: {}\n  sglang: {args: [\"{{.Engin}}\"]}",
+			`sweep.yaml:5:19: engines.sglang.args[0]: template "{{.Engin}}" in cell sglang-aggregated-g4b: <.Engin>: can't evaluate field Engin in type *matrix.HarnessData`},
 		{"missing name", "name: mini\n", "",
 			`sweep.yaml:1:1: missing required key "name"`},
 	}

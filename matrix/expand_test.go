@@ -45,6 +45,8 @@ func TestPhase1Grid(t *testing.T) {
 		"sglang-aggregated-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
 		"sglang-sidecar-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
 		"sglang-two-node-qwen3.5-4b:TC-01,TC-02,TC-03,TC-05",
+		// The bare-vLLM probe, added by include entries.
+		"vllm-bare-aggregated-qwen3.5-4b:TC-01,TC-02",
 	}
 	if got := names(cells); !reflect.DeepEqual(got, want) {
 		t.Errorf("cells:\n got %q\nwant %q", got, want)

@@ -22,7 +22,7 @@ import (
 	"github.com/kvsweep/kvsweep/rules"
 )
 
-// Engines the harness supports.
+// Engines are the engines a spec without an engines section may name.
 var Engines = []string{"vllm", "sglang"}
 
 // TopologyKinds selects the job template of a topology.
@@ -71,6 +71,34 @@ type Spec struct {
 	// meet to count.
 	Cases map[string]*Case
 	Retry Retry
+	// Engines are the spec's engines section: the engine axis takes its
+	// values from there. Without one, the axis takes Engines, with no
+	// settings of their own.
+	Engines     map[string]*Engine
+	EngineOrder []string
+}
+
+// Engine is what differs per engine: the harness command (a probe without
+// KVCR runs another), extra harness words, environment, and an image.
+type Engine struct {
+	Name string
+	// Harness replaces harness.command for this engine's cells.
+	Harness []Value
+	// Args are harness words appended after the topology's.
+	Args []Value
+	Env  Env
+	// Image replaces container.image for this engine's cells (an SGLang
+	// image beside the vLLM one).
+	Image string
+	// Expect replaces container.expect for this engine's image.
+	Expect     map[string]string
+	ExpectKeys []string
+}
+
+// OwnJob reports whether the engine's cells need jobs of their own: an
+// image or environment of its own is a property of the job script.
+func (e *Engine) OwnJob() bool {
+	return e != nil && (e.Image != "" || len(e.Env.Pass) > 0 || len(e.Env.Set) > 0 || e.Expect != nil)
 }
 
 // Case is the settings of one test case.

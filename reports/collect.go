@@ -163,7 +163,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			defer wg.Done()
 			for i := range next {
 				c := m.Cells[i]
-				cr := collectCell(root, m.Image, c, opts)
+				cr := collectCell(root, m.ImageOf(c.Job), c, opts)
 				v.apply(&cr, c.Topology)
 				cr.Class = classify(cr, sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile))
 				run.Cells[i] = cr

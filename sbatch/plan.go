@@ -75,12 +75,17 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 		used[j.Name] = true
 	}
 	newJob := func(c *matrix.Cell, array bool) *sweep.Job {
-		name := c.Topology
+		base := c.Topology
+		e := spec.Engines[c.Engine]
+		if e.OwnJob() {
+			base += "-" + c.Engine
+		}
+		name := base
 		if !array {
-			name = c.Topology + "." + c.ID
+			name = base + "." + c.ID
 		}
 		for k := 1; used[name]; k++ {
-			name = c.Topology + "." + strconv.Itoa(k)
+			name = base + "." + strconv.Itoa(k)
 		}
 		used[name] = true
 		j := sweep.Job{
@@ -97,13 +102,20 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 				TimeSeconds: int64(c.Resources.Time.Seconds()),
 			},
 		}
+		if e.OwnJob() {
+			j.Engine = c.Engine
+			if e.Image != "" {
+				j.Image = cmp.Or(opts.EngineImages[c.Engine], e.Image)
+			}
+			j.Expect = e.Expect
+		}
 		j.Array = array
 		j.Table = sweep.JobsDir + "/" + name + ".cells"
 		j.Args = sweep.JobsDir + "/" + name + ".args"
 		m.Jobs = append(m.Jobs, j)
 		return &m.Jobs[len(m.Jobs)-1]
 	}
-	open := map[string]int{} // topology -> index in m.Jobs of the array being filled
+	open := map[string]int{} // topology (and engine) -> index in m.Jobs of the array being filled
 	m.Cells = make([]sweep.Cell, 0, len(cells))
 	for i := range cells {
 		c := &cells[i]
@@ -124,11 +136,15 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 			m.Cells = append(m.Cells, sc)
 			continue
 		}
-		ji, ok := open[c.Topology]
+		key := c.Topology
+		if spec.Engines[c.Engine].OwnJob() {
+			key += "\x00" + c.Engine
+		}
+		ji, ok := open[key]
 		if !ok || m.Jobs[ji].Count >= opts.MaxArraySize {
 			newJob(c, true)
 			ji = len(m.Jobs) - 1
-			open[c.Topology] = ji
+			open[key] = ji
 		}
 		sc.Job, sc.Index = m.Jobs[ji].Name, m.Jobs[ji].Count
 		m.Jobs[ji].Count++

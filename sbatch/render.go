@@ -43,6 +43,9 @@ type Options struct {
 	// Expect adds commits the image must record (resolved from
 	// container.pins) to the spec's container.expect.
 	Expect map[string]string
+	// EngineImages are engines' images as resolved at render (their tags
+	// pinned to digests), by engine name.
+	EngineImages map[string]string
 }
 
 // Render writes the sweep directory dir for the cells of spec. specSrc is

@@ -2,6 +2,7 @@ package sbatch
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,34 @@ func TestFailedRenderLeavesNothing(t *testing.T) {
 	left, _ := os.ReadDir(parent)
 	if len(left) != 0 {
 		t.Errorf("a failed render left %d entries: %v", len(left), left)
+	}
+}
+
+// Engines: each cell's argv has its engine's harness and args, and an
+// engine with an image and environment of its own gets a job script that
+// runs that image with that environment.
+func TestGoldenEngines(t *testing.T) {
+	src, err := os.ReadFile("testdata/engines.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, m := renderSpec(t, "testdata/engines.yaml", src, Options{SweepID: "engines-1"})
+	var b strings.Builder
+	for _, c := range m.Cells {
+		fmt.Fprintf(&b, "%s\n  job:   %s\n  image: %s\n  argv:  %s\n", c.Name, c.Job, m.ImageOf(c.Job), strings.Join(c.Argv, " "))
+	}
+	golden.Check(t, "testdata/golden/engines.txt", []byte(b.String()))
+	script, err := os.ReadFile(filepath.Join(dir, sweep.JobsDir, "aggregated-sglang.sbatch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"IMAGE=registry.example.com/kvcr/quick-start-sglang:v0.2.0@sha256:0c1d2e3f", "export SGLANG_HICACHE=kvcr", "export PYTHONHASHSEED=0"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("the sglang job script lacks %q", want)
+		}
+	}
+	vllm, _ := os.ReadFile(filepath.Join(dir, sweep.JobsDir, "aggregated.sbatch"))
+	if strings.Contains(string(vllm), "SGLANG_HICACHE") || strings.Contains(string(vllm), "quick-start-sglang") {
+		t.Error("the vLLM job script has the SGLang engine's image or environment")
 	}
 }

@@ -51,17 +51,25 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 		Job:       j,
 		Cluster:   spec.Cluster,
 		Container: spec.Container,
-		EnvPass:   spec.Env.Pass,
 		Workers:   2,
 	}
-	d.EnvNames = append(append(d.EnvNames, JobEnv...), spec.Env.Pass...)
-	for _, k := range spec.Env.SetKeys {
-		d.EnvSet = append(d.EnvSet, EnvVar{k, spec.Env.Set[k]})
+	env := spec.Env
+	if e := spec.Engines[j.Engine]; j.Engine != "" && e != nil {
+		env = mergeEnv(spec.Env, e.Env)
+	}
+	d.EnvPass = env.Pass
+	d.EnvNames = append(append(d.EnvNames, JobEnv...), env.Pass...)
+	for _, k := range env.SetKeys {
+		d.EnvSet = append(d.EnvSet, EnvVar{k, env.Set[k]})
 		d.EnvNames = append(d.EnvNames, k)
 	}
-	d.Image = m.Image
-	for _, k := range slices.Sorted(maps.Keys(m.Expect)) {
-		d.Expect = append(d.Expect, EnvVar{k, m.Expect[k]})
+	d.Image = m.ImageOf(j.Name)
+	expect := m.Expect
+	if j.Expect != nil {
+		expect = j.Expect
+	}
+	for _, k := range slices.Sorted(maps.Keys(expect)) {
+		d.Expect = append(d.Expect, EnvVar{k, expect[k]})
 	}
 	if t := spec.Topologies[j.Topology]; t != nil {
 		d.Workers = t.Workers
@@ -71,6 +79,18 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// mergeEnv is the spec's environment with an engine's added (the engine's
+// value wins for a name both set).
+func mergeEnv(base, extra matrix.Env) matrix.Env {
+	out := matrix.Env{Set: map[string]string{}}
+	out.Pass = append(append(out.Pass, base.Pass...), extra.Pass...)
+	out.Pass = slices.Compact(slices.Sorted(slices.Values(out.Pass)))
+	maps.Copy(out.Set, base.Set)
+	maps.Copy(out.Set, extra.Set)
+	out.SetKeys = slices.Sorted(maps.Keys(out.Set))
+	return out
 }
 
 func loadTemplates(dir string) (*template.Template, error) {

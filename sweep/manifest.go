@@ -122,6 +122,21 @@ type Job struct {
 	Kind     string    `json:"kind"`
 	Count    int       `json:"count"` // number of cells
 	Res      Resources `json:"resources"`
+	// Engine is set when the job's cells are one engine's that has an
+	// image, environment or expected commits of its own; Image and Expect
+	// are then the job's, in place of the manifest's.
+	Engine string            `json:"engine,omitempty"`
+	Image  string            `json:"image,omitempty"`
+	Expect map[string]string `json:"expect,omitempty"`
+}
+
+// ImageOf is the image the cells of job run: the job's own, else the
+// sweep's.
+func (m *Manifest) ImageOf(job string) string {
+	if j := m.JobByName(job); j != nil && j.Image != "" {
+		return j.Image
+	}
+	return m.Image
 }
 
 // Resources requested by each task of a job.

@@ -74,12 +74,33 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
 		return err
 	}
+	if opts.EngineImages, err = o.engineImages(e, spec); err != nil {
+		return err
+	}
 	m, err := sbatch.Render(spec, src, cells, o.out, opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "rendered sweep %s: %d cells in %d job scripts under %s\n", m.SweepID, len(m.Cells), len(m.Jobs), o.out)
 	return nil
+}
+
+// engineImages pins the images engines have of their own, as provenance
+// pins the container's.
+func (o *renderOpts) engineImages(e *env, spec *matrix.Spec) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range spec.EngineOrder {
+		en := spec.Engines[name]
+		if en.Image == "" || spec.Container.Runtime == "none" {
+			continue
+		}
+		img, err := o.pin(e, en.Image)
+		if err != nil {
+			return nil, fmt.Errorf("engines.%s.image: %w", name, err)
+		}
+		out[name] = img
+	}
+	return out, nil
 }
 
 // provenance pins the spec's image by digest (unless --offline, which
@@ -93,17 +114,9 @@ func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (str
 		}
 		image = o.image
 	}
-	var ropts []imagebuild.Option
-	if o.insecure {
-		ropts = append(ropts, imagebuild.WithInsecureRegistry())
-	}
 	var err error
-	switch {
-	case spec.Container.Runtime == "none" || image == "":
-	case o.offline && !strings.Contains(image, "@sha256:"):
-		fmt.Fprintf(e.stderr, "kvsweep: warning: %s is not pinned by digest (--offline): cells may run different images, and rows carry no digest\n", image)
-	default:
-		if image, err = imagebuild.PinDigest(context.Background(), image, ropts...); err != nil {
+	if spec.Container.Runtime != "none" && image != "" {
+		if image, err = o.pin(e, image); err != nil {
 			return "", nil, err
 		}
 	}
@@ -116,4 +129,20 @@ func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (str
 	}
 	expect, err := imagebuild.ExpectedCommits(context.Background(), pins)
 	return image, expect, err
+}
+
+// pin resolves an image's tag to the digest its registry serves, unless
+// --offline (which warns about a tag-only reference).
+func (o *renderOpts) pin(e *env, image string) (string, error) {
+	if o.offline {
+		if !strings.Contains(image, "@sha256:") {
+			fmt.Fprintf(e.stderr, "kvsweep: warning: %s is not pinned by digest (--offline): cells may run different images, and rows carry no digest\n", image)
+		}
+		return image, nil
+	}
+	var ropts []imagebuild.Option
+	if o.insecure {
+		ropts = append(ropts, imagebuild.WithInsecureRegistry())
+	}
+	return imagebuild.PinDigest(context.Background(), image, ropts...)
 }
