@@ -102,6 +102,10 @@ func compiled() (*jsonschema.Schema, error) {
 	return schema, schemaErr
 }
 
+// Schema is the result.json v1 JSON Schema, as kvsweep result schema
+// prints it.
+func Schema() []byte { return append([]byte(nil), schemaJSON...) }
+
 // ParseResult validates b against the result.json v1 schema and decodes it.
 // The error says what is wrong and where (a JSON pointer).
 func ParseResult(b []byte) (*Result, error) {
@@ -111,7 +115,7 @@ func ParseResult(b []byte) (*Result, error) {
 	}
 	if m, ok := doc.(map[string]any); ok {
 		if v, ok := m["schema_version"]; ok && fmt.Sprint(v) != fmt.Sprint(SchemaVersion) {
-			return nil, fmt.Errorf("at /schema_version: version %v is not supported (expected %d)", v, SchemaVersion)
+			return nil, &PointerError{Pointer: "/schema_version", Msg: fmt.Sprintf("version %v is not supported (expected %d)", v, SchemaVersion)}
 		}
 	}
 	sch, err := compiled()
@@ -217,7 +221,7 @@ func validationMessage(err error) error {
 		if loc == "" {
 			loc = "/"
 		}
-		return fmt.Errorf("at %s: %s", loc, msg)
+		return &PointerError{Pointer: loc, Msg: msg}
 	}
 	return err
 }
