@@ -3,9 +3,11 @@ package matrix
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -291,10 +293,87 @@ func (d *decoder) harness(n ast.Node, where string, h *Harness) {
 			h.Command = d.templates(items, w)
 		}),
 		yamlpos.F("cases_flag", func(n ast.Node, w string) { h.CasesFlag = d.Str(n, w) }),
+		yamlpos.F("result_adapter", func(n ast.Node, w string) {
+			for i, v := range d.StrList(n, w) {
+				if i == 0 && (v.S == "" || strings.HasPrefix(v.S, "-")) {
+					d.ErrAt(v, "%s[0]: %q is not a command (expected the adapter program, like python3 or /opt/kvcr/adapter.py)", w, v.S)
+				}
+				h.ResultAdapter = append(h.ResultAdapter, v.S)
+			}
+			if len(h.ResultAdapter) == 0 && len(d.Errs) == 0 {
+				d.Errorf(n, "%s: empty (expected the adapter's argv; it gets the cell directory as its last argument)", w)
+			}
+		}),
+		yamlpos.F("native_result", func(n ast.Node, w string) { h.Native = d.native(n, w) }),
 	)
 	if h.Command == nil && len(d.Errs) == 0 {
 		d.Errorf(n, "%s: missing required key \"command\"", where)
 	}
+}
+
+var pointerRE = regexp.MustCompile(`^(/([^/~]|~[01])*)*$`)
+
+// native reads harness.native_result: {file, cases: {ID|*: {verdict,
+// message, metrics: {NAME: {pointer, unit, direction, scale}}}}}.
+func (d *decoder) native(n ast.Node, where string) *NativeResult {
+	nr := &NativeResult{Cases: map[string]NativeCase{}}
+	ptr := func(n ast.Node, w string) string {
+		v, _ := d.Scalar(n, w)
+		if p := strings.ReplaceAll(v.S, "{case}", "x"); !pointerRE.MatchString(p) || v.S == "" {
+			d.ErrAt(v, "%s: %q is not a JSON pointer (expected /key/0/key, with {case} for the case id)", w, v.S)
+		}
+		return v.S
+	}
+	d.Fields(n, where,
+		yamlpos.F("file", func(n ast.Node, w string) {
+			nr.File = d.line(n, w)
+			if nr.File == "" || strings.HasPrefix(nr.File, "/") || slices.Contains(strings.Split(nr.File, "/"), "..") {
+				d.Errorf(n, "%s: %q is not a path inside the cell directory (expected a relative path without ..)", w, nr.File)
+			}
+		}),
+		yamlpos.F("cases", func(n ast.Node, w string) {
+			for _, kv := range d.Mapping(n, w) {
+				wc := yamlpos.Join(w, kv.Key)
+				var c NativeCase
+				d.Fields(kv.Value, wc,
+					yamlpos.F("verdict", func(n ast.Node, w string) { c.Verdict = ptr(n, w) }),
+					yamlpos.F("message", func(n ast.Node, w string) { c.Message = ptr(n, w) }),
+					yamlpos.F("metrics", func(n ast.Node, w string) {
+						c.Metrics = map[string]NativeMetric{}
+						for _, mk := range d.Mapping(n, w) {
+							wm := yamlpos.Join(w, mk.Key)
+							m := NativeMetric{Scale: 1}
+							d.Fields(mk.Value, wm,
+								yamlpos.F("pointer", func(n ast.Node, w string) { m.Pointer = ptr(n, w) }),
+								yamlpos.F("unit", func(n ast.Node, w string) { m.Unit = d.Str(n, w) }),
+								yamlpos.F("direction", func(n ast.Node, w string) { m.Direction = d.oneOf(n, w, []string{"lower", "higher"}) }),
+								yamlpos.F("scale", func(n ast.Node, w string) {
+									v, _ := d.Scalar(n, w)
+									f, err := strconv.ParseFloat(v.S, 64)
+									if err != nil || f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+										d.ErrAt(v, "%s: %q is not a factor (expected a finite non-zero number, like 1000 for s to ms)", w, v.S)
+									}
+									m.Scale = f
+								}),
+							)
+							if m.Pointer == "" && len(d.Errs) == 0 {
+								d.Errorf(mk.KeyN, "%s: missing required key \"pointer\"", wm)
+							}
+							c.Metrics[mk.Key] = m
+						}
+					}),
+				)
+				if c.Verdict == "" && len(d.Errs) == 0 {
+					d.Errorf(kv.KeyN, "%s: missing required key \"verdict\"", wc)
+				}
+				nr.Cases[kv.Key] = c
+			}
+		}),
+	)
+	if nr.File == "" && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: missing required key \"file\"", where)
+	}
+	return nr
 }
 
 // templates reads a list of argv words and checks each parses as a template.

@@ -127,6 +127,12 @@ func TestMalformedSpecs(t *testing.T) {
 			`sweep.yaml:5:24: engines.sglang.env.set: "HF_TOKEN" looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written`},
 		{"engine with a bad template", "name: mini", "name: mini\nengines:\n  vllm: {}\n  sglang: {args: [\"{{.Engin}}\"]}",
 			`sweep.yaml:5:19: engines.sglang.args[0]: template "{{.Engin}}" in cell sglang-aggregated-g4b: <.Engin>: can't evaluate field Engin in type *matrix.HarnessData`},
+		{"native result pointer that is not one", `  command: [harness, --engine, "{{.Engine}}"]`, "  command: [harness]\n  native_result: {file: out.json, cases: {TC-01: {verdict: status}}}",
+			`sweep.yaml:5:60: harness.native_result.cases.TC-01.verdict: "status" is not a JSON pointer (expected /key/0/key, with {case} for the case id)`},
+		{"native result file outside the cell", `  command: [harness, --engine, "{{.Engine}}"]`, "  command: [harness]\n  native_result: {file: ../x.json, cases: {}}",
+			`sweep.yaml:5:25: harness.native_result.file: "../x.json" is not a path inside the cell directory (expected a relative path without ..)`},
+		{"result adapter that is an option", `  command: [harness, --engine, "{{.Engine}}"]`, "  command: [harness]\n  result_adapter: [--rm]",
+			`sweep.yaml:5:20: harness.result_adapter[0]: "--rm" is not a command (expected the adapter program, like python3 or /opt/kvcr/adapter.py)`},
 		{"missing name", "name: mini\n", "",
 			`sweep.yaml:1:1: missing required key "name"`},
 	}

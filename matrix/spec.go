@@ -163,6 +163,39 @@ type Env struct {
 type Harness struct {
 	Command   []Value
 	CasesFlag string
+	// ResultAdapter is a command run after the harness, in the same
+	// container, with the cell directory as its last argument: it writes
+	// result.json v1 from what the harness wrote (its log, its own JSON).
+	ResultAdapter []string
+	// Native maps a harness's own JSON file to result.json v1, for a
+	// harness that writes no v1 and needs no adapter.
+	Native *NativeResult
+}
+
+// NativeResult says where in a harness's own JSON each case's verdict
+// and metrics are.
+type NativeResult struct {
+	// File is the harness's JSON, relative to the cell directory.
+	File string
+	// Cases maps a case id, or "*" for every case, to where its verdict
+	// and metrics are; "{case}" in a pointer is the case id.
+	Cases map[string]NativeCase
+}
+
+// NativeCase is where one case's results are: JSON pointers (RFC 6901).
+type NativeCase struct {
+	Verdict string
+	Message string
+	Metrics map[string]NativeMetric
+}
+
+// NativeMetric is a metric's pointer, its unit and direction, and a
+// factor its value is multiplied by (1 when unset).
+type NativeMetric struct {
+	Pointer   string
+	Unit      string
+	Direction string
+	Scale     float64
 }
 
 // Topology is a named deployment layout with its resources.

@@ -163,7 +163,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			defer wg.Done()
 			for i := range next {
 				c := m.Cells[i]
-				cr := collectCell(root, m.ImageOf(c.Job), c, opts)
+				cr := collectCell(root, m, c, opts)
 				v.apply(&cr, c.Topology)
 				cr.Class = classify(cr, sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile))
 				run.Cells[i] = cr
@@ -183,7 +183,8 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	return run, nil
 }
 
-func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResult {
+func collectCell(root string, m *sweep.Manifest, c sweep.Cell, opts CollectOptions) CellResult {
+	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
 	st, hasState := opts.States[c.ID]
@@ -219,7 +220,14 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 		return cr
 	}
 
+	if why, failed := adapterFailure(root, m, c.ID); failed {
+		cr.Outcome, cr.Detail = Invalid, why
+		return cr
+	}
 	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.ResultFile, opts.MaxResultSize)
+	if errors.Is(err, os.ErrNotExist) && m.Native != nil {
+		return collectNative(root, m.Native, c, cr, opts)
+	}
 	var refused *sweep.RefusedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -260,6 +268,11 @@ func collectCell(root, image string, c sweep.Cell, opts CollectOptions) CellResu
 		cr.Outcome, cr.Detail = Invalid, "result.json: "+err.Error()
 		return cr
 	}
+	return withResult(cr, r, c, mk, hasMarker)
+}
+
+// withResult completes a cell whose result was read.
+func withResult(cr CellResult, r *Result, c sweep.Cell, mk sweep.ExitMarker, hasMarker bool) CellResult {
 	if r.CellID != c.ID {
 		cr.Outcome = Invalid
 		cr.Detail = fmt.Sprintf("result.json names cell %s, but it is in the directory of cell %s", r.CellID, c.ID)
@@ -472,4 +485,49 @@ func (v *validity) apply(cr *CellResult, topology string) {
 			cs.Verdict, cs.Message = Invalid, msg
 		}
 	}
+}
+
+// adapterFailure says why the cell's result adapter failed, when it did:
+// its command, exit status and the tail of its output.
+func adapterFailure(root string, m *sweep.Manifest, cellID string) (string, bool) {
+	dir := sweep.CellsDir + "/" + cellID + "/"
+	b, err := sweep.ReadFile(root, dir+sweep.AdapterFailedFile, sweep.MaxMarkerSize)
+	if err != nil {
+		return "", false
+	}
+	name := "the result adapter"
+	if len(m.ResultAdapter) > 0 {
+		name = "result adapter " + strings.Join(m.ResultAdapter, " ")
+	}
+	tail, _, _ := sweep.Tail(root, dir+sweep.AdapterLog, 5, 4096)
+	tail = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(tail), "\n", " | ")), " ")
+	if tail == "" {
+		tail = "(no output)"
+	}
+	return fmt.Sprintf("%s failed (exit %s): %s", name, strings.TrimSpace(string(b)), tail), true
+}
+
+// collectNative reads a cell's result from the harness's own JSON by the
+// spec's mapping; the native file stays as it is.
+func collectNative(root string, nr *sweep.NativeResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
+	mk, hasMarker, _ := sweep.ReadExitMarker(root, c.ID)
+	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+nr.File, opts.MaxResultSize)
+	if errors.Is(err, os.ErrNotExist) {
+		cr.Outcome, cr.State = Missing, cmpOr(cr.State, "UNKNOWN")
+		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", nr.File, cr.State)
+		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
+			cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, nr.File)
+		}
+		return cr
+	}
+	if err != nil {
+		cr.Outcome, cr.Detail = Invalid, "native result "+err.Error()
+		return cr
+	}
+	r, err := fromNative(nr, b, c)
+	if err != nil {
+		cr.Outcome, cr.Detail = Invalid, "native result "+nr.File+": "+err.Error()
+		return cr
+	}
+	return withResult(cr, r, c, mk, hasMarker)
 }

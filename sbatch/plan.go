@@ -39,6 +39,8 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 	}
 	m.Validity = validity(spec)
 	m.RetryInfra = spec.Retry.Infra
+	m.ResultAdapter = spec.Harness.ResultAdapter
+	m.Native = native(spec.Harness.Native)
 	placed := map[string]sweep.Cell{}
 	if old != nil {
 		if m.SweepID != "" && m.SweepID != old.SweepID {
@@ -188,4 +190,23 @@ func validity(spec *matrix.Spec) *sweep.Validity {
 		return nil
 	}
 	return v
+}
+
+// native is the spec's native-result mapping as the manifest records it.
+func native(n *matrix.NativeResult) *sweep.NativeResult {
+	if n == nil {
+		return nil
+	}
+	out := &sweep.NativeResult{File: n.File, Cases: map[string]sweep.NativeCase{}}
+	for id, c := range n.Cases {
+		nc := sweep.NativeCase{Verdict: c.Verdict, Message: c.Message}
+		for name, m := range c.Metrics {
+			if nc.Metrics == nil {
+				nc.Metrics = map[string]sweep.NativeMetric{}
+			}
+			nc.Metrics[name] = sweep.NativeMetric{Pointer: m.Pointer, Unit: m.Unit, Direction: m.Direction, Scale: m.Scale}
+		}
+		out.Cases[id] = nc
+	}
+	return out
 }

@@ -31,6 +31,8 @@ type ScriptData struct {
 	Workers  int
 	Image    string   // the image the jobs run (the manifest's: its tag resolved to a digest)
 	Expect   []EnvVar // component and commit the image must record, sorted
+	// Adapter is the result adapter's argv (harness.result_adapter).
+	Adapter []string
 }
 
 // JobEnv are the variables that tell a harness which sweep, cell and job
@@ -64,6 +66,7 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 		d.EnvNames = append(d.EnvNames, k)
 	}
 	d.Image = m.ImageOf(j.Name)
+	d.Adapter = m.ResultAdapter
 	expect := m.Expect
 	if j.Expect != nil {
 		expect = j.Expect

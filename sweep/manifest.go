@@ -65,6 +65,10 @@ const (
 	// MismatchFile says, one line per component, how the image's record
 	// differs from what the spec expects; the job then starts no harness.
 	MismatchFile = "provenance-mismatch"
+	// AdapterLog is the result adapter's output; AdapterFailedFile holds
+	// its exit status when it failed.
+	AdapterLog        = "adapter.log"
+	AdapterFailedFile = "adapter-failed"
 	// NoRevisionsFile says why the image's record could not be copied.
 	NoRevisionsFile = "provenance-missing"
 	// StartedFile is written (a UTC time) in the container right before
@@ -97,9 +101,39 @@ type Manifest struct {
 	Validity *Validity `json:"validity,omitempty"`
 	// RetryInfra is how many times a cell that failed outside the test is
 	// submitted again while the sweep is followed (spec retry.infra).
-	RetryInfra int    `json:"retry_infra,omitempty"`
-	Jobs       []Job  `json:"jobs"`
-	Cells      []Cell `json:"cells"`
+	RetryInfra int `json:"retry_infra,omitempty"`
+	// ResultAdapter is the argv of the command the job runs after the
+	// harness to write result.json v1 (cell directory appended).
+	ResultAdapter []string `json:"result_adapter,omitempty"`
+	// Native maps a harness's own JSON to result.json v1 at collect.
+	Native *NativeResult `json:"native_result,omitempty"`
+	Jobs   []Job         `json:"jobs"`
+	Cells  []Cell        `json:"cells"`
+}
+
+// NativeResult says where in a harness's own JSON file (File, relative to
+// the cell directory) each case's verdict, message and metrics are, as
+// JSON pointers; the case "*" stands for every case, and "{case}" in a
+// pointer for the case id.
+type NativeResult struct {
+	File  string                `json:"file"`
+	Cases map[string]NativeCase `json:"cases"`
+}
+
+// NativeCase is where one case's results are.
+type NativeCase struct {
+	Verdict string                  `json:"verdict"`
+	Message string                  `json:"message,omitempty"`
+	Metrics map[string]NativeMetric `json:"metrics,omitempty"`
+}
+
+// NativeMetric is where a metric is, its unit and direction, and the
+// factor its value is multiplied by.
+type NativeMetric struct {
+	Pointer   string  `json:"pointer"`
+	Unit      string  `json:"unit,omitempty"`
+	Direction string  `json:"direction,omitempty"`
+	Scale     float64 `json:"scale"`
 }
 
 // Validity is the spec's validity rules ("tokens_generated > 0", package
