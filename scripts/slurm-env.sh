@@ -94,7 +94,9 @@ write_conf() {
 		# Without accounting a finished job is gone from squeue after
 		# MinJobAge; a short one lets tests reach that case quickly.
 		if [ "$name" = acct ]; then echo "MinJobAge=300"; else echo "MinJobAge=30"; fi
-		echo "KillWait=5"
+		# Slurm's default: a job's TERM trap (its exit marker) gets 30 s
+		# before SIGKILL, enough on a loaded two-core machine.
+		echo "KillWait=30"
 		if [ "$name" = acct ]; then first_job_id 0; else first_job_id 1; fi
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
@@ -318,7 +320,7 @@ start_twonode() {
 		echo "SelectType=select/cons_tres"
 		echo "SelectTypeParameters=CR_Core_Memory"
 		echo "MinJobAge=300"
-		echo "KillWait=5"
+		echo "KillWait=30"
 		first_job_id 2
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2"
