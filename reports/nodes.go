@@ -3,11 +3,9 @@ package reports
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,15 +110,7 @@ func WriteNodes(w io.Writer, format string, ledger []NodeRecord) error {
 // were collected within window of now (0: all).
 // No store yet is an empty ledger.
 func LedgerFromStore(path string, window time.Duration, now time.Time) ([]NodeRecord, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	st, err := OpenStore(path, true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	runs, err := st.Runs()
+	runs, err := storedRuns(path, true)
 	if err != nil {
 		return nil, err
 	}

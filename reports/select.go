@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -80,15 +81,7 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 // and ref, other than the run except; nil when there is none (no store
 // yet is none).
 func Latest(storePath, name, ref, except string) (*Run, error) {
-	if _, err := os.Stat(storePath); err != nil {
-		return nil, nil
-	}
-	st, err := OpenStore(storePath, true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	all, err := st.Runs()
+	all, err := storedRuns(storePath, true)
 	if err != nil {
 		return nil, err
 	}
@@ -223,12 +216,7 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(storePath, true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	all, err := st.Runs()
+	all, err := storedRuns(storePath, false)
 	if err != nil {
 		return nil, err
 	}
@@ -288,4 +276,18 @@ func parsePct(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: write a percentage as %s%%", s, s)
 	}
 	return v, err
+}
+
+// storedRuns reads every run of the store at path, which is opened
+// read-only; with missingOK a store that does not exist yet has none.
+func storedRuns(path string, missingOK bool) ([]*Run, error) {
+	if _, err := os.Stat(path); missingOK && errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	st, err := OpenStore(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Runs()
 }
