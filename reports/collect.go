@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,9 +164,10 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			defer wg.Done()
 			for i := range next {
 				c := m.Cells[i]
-				cr := collectCell(root, m, c, opts)
+				started := sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile)
+				cr := collectCell(root, m, c, started, opts)
 				v.apply(&cr, c.Topology)
-				cr.Class = classify(cr, sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile))
+				cr.Class = classify(cr, started)
 				run.Cells[i] = cr
 			}
 		}()
@@ -183,7 +185,8 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	return run, nil
 }
 
-func collectCell(root string, m *sweep.Manifest, c sweep.Cell, opts CollectOptions) CellResult {
+// collectCell reads one cell; started says whether its harness started.
+func collectCell(root string, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions) CellResult {
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
@@ -231,7 +234,6 @@ func collectCell(root string, m *sweep.Manifest, c sweep.Cell, opts CollectOptio
 	var refused *sweep.RefusedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		started := sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile)
 		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
 			cr.Outcome = HarnessFailed
 			cr.Detail = fmt.Sprintf("the harness exited %d and wrote no result.json", mk.ExitCode)
@@ -513,7 +515,7 @@ func collectNative(root string, nr *sweep.NativeResult, c sweep.Cell, cr CellRes
 	mk, hasMarker, _ := sweep.ReadExitMarker(root, c.ID)
 	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+nr.File, opts.MaxResultSize)
 	if errors.Is(err, os.ErrNotExist) {
-		cr.Outcome, cr.State = Missing, cmpOr(cr.State, "UNKNOWN")
+		cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
 		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", nr.File, cr.State)
 		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
 			cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, nr.File)

@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -45,7 +46,7 @@ func fromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 				cs.Message, _ = v.(string)
 			}
 		}
-		for _, name := range slices.Sorted(mapsKeys(m.Metrics)) {
+		for _, name := range slices.Sorted(maps.Keys(m.Metrics)) {
 			mm := m.Metrics[name]
 			v, err := lookup(doc, at(mm.Pointer))
 			if err != nil {
@@ -66,16 +67,6 @@ func fromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 		r.Cases = append(r.Cases, cs)
 	}
 	return r, nil
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // lookup follows a JSON pointer (RFC 6901) through a decoded document.

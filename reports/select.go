@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -112,7 +113,7 @@ type Gates struct {
 // valid result, there are regressions, or, with a comparison (cmp may be
 // nil), it matched no cell or the candidate lacks a cell or case of the
 // baseline; nil otherwise. Nothing to check is a failure too.
-func Check(runs []*Run, cmp *Comparison, g Gates) error {
+func Check(runs []*Run, comparison *Comparison, g Gates) error {
 	var why []string
 	reason := func(n int, format string, examples []string) {
 		if n == 0 {
@@ -147,7 +148,7 @@ func Check(runs []*Run, cmp *Comparison, g Gates) error {
 				}
 			}
 			if g.RequireProvenance && c.Image.SourceRevisions == nil {
-				unproven = append(unproven, c.Name+": "+cmpOr(c.NoProvenance, "no source-revisions.json"))
+				unproven = append(unproven, c.Name+": "+cmp.Or(c.NoProvenance, "no source-revisions.json"))
 			}
 		}
 	}
@@ -159,25 +160,18 @@ func Check(runs []*Run, cmp *Comparison, g Gates) error {
 	reason(len(broken), "%d cell(s) without a valid result (test)", broken)
 	reason(len(infra), "%d cell(s) without a result for a reason outside the test (infra)", infra)
 	reason(len(unproven), "%d cell(s) ran without provenance (--require-provenance)", unproven)
-	if cmp != nil {
-		reason(cmp.Regressions(), "%d regression(s)", nil)
-		if cmp.Matched == 0 {
-			why = append(why, fmt.Sprintf("the comparison matched no cell: baseline %s and candidate %s share no cell", cmp.Baseline, cmp.Candidate))
+	if comparison != nil {
+		reason(comparison.Regressions(), "%d regression(s)", nil)
+		if comparison.Matched == 0 {
+			why = append(why, fmt.Sprintf("the comparison matched no cell: baseline %s and candidate %s share no cell", comparison.Baseline, comparison.Candidate))
 		}
-		reason(len(cmp.OnlyInBaseline), "%d baseline cell(s) missing from the candidate", cmp.OnlyInBaseline)
-		reason(len(cmp.MissingCases), "%d baseline case(s) missing from the candidate", cmp.MissingCases)
+		reason(len(comparison.OnlyInBaseline), "%d baseline cell(s) missing from the candidate", comparison.OnlyInBaseline)
+		reason(len(comparison.MissingCases), "%d baseline case(s) missing from the candidate", comparison.MissingCases)
 	}
 	if len(why) == 0 {
 		return nil
 	}
 	return &fail.CheckError{Msg: "check failed: " + strings.Join(why, "; ")}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // WriteRuns writes runs in format: a summary per run (markdown, table,

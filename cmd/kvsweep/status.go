@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -106,20 +107,13 @@ func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duratio
 func retried(e *env) func([]scheduler.CellStatus, []string) {
 	return func(cells []scheduler.CellStatus, exclude []string) {
 		for _, c := range cells {
-			fmt.Fprintf(e.stderr, "kvsweep: cell %s (%s) failed outside the test (%s on %s, attempt %d); submitting it again", c.Name, c.ID, c.State, cmpOr(c.Nodes, "no node"), c.Attempt)
+			fmt.Fprintf(e.stderr, "kvsweep: cell %s (%s) failed outside the test (%s on %s, attempt %d); submitting it again", c.Name, c.ID, c.State, cmp.Or(c.Nodes, "no node"), c.Attempt)
 			if len(exclude) > 0 {
 				fmt.Fprintf(e.stderr, " away from %s", strings.Join(exclude, ","))
 			}
 			fmt.Fprintln(e.stderr)
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // lineProgress prints the counts line whenever it changes.
