@@ -103,6 +103,10 @@ type Run struct {
 	CollectedAt time.Time         `json:"collected_at"`
 	Started     string            `json:"started,omitempty"` // earliest cell start
 	Cells       []CellResult      `json:"cells"`
+	// Notes are the test plan's findings on this run (kvsweep note),
+	// attached when the run is read from the history store; they are kept
+	// apart from it there.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // CollectOptions control Collect.

@@ -145,22 +145,21 @@ func absentVerdict(c CellResult) string {
 }
 
 // cellKey names a cell by its parameters, without those that only tell
-// samples apart: engine-topology-geometry[-key-value...].
+// samples apart (ignore): engine-topology-geometry[-key-value...].
 func cellKey(params map[string]string, ignore []string) string {
-	parts := []string{params["engine"], params["topology"], params["geometry"]}
+	var parts []string
+	for _, k := range []string{"engine", "topology", "geometry"} {
+		if !slices.Contains(ignore, k) {
+			parts = append(parts, params[k])
+		}
+	}
 	var extra []string
 	for k := range params {
-		switch k {
-		case "engine", "topology", "geometry":
+		switch {
+		case k == "engine", k == "topology", k == "geometry", slices.Contains(ignore, k):
 			continue
 		}
-		skip := false
-		for _, ig := range ignore {
-			skip = skip || k == ig
-		}
-		if !skip {
-			extra = append(extra, k)
-		}
+		extra = append(extra, k)
 	}
 	sort.Strings(extra)
 	for _, k := range extra {

@@ -70,10 +70,56 @@ func Select(runs []*Run, fs []Filter) []*Run {
 			}
 		}
 		if len(cp.Cells) > 0 {
+			cp.Notes = notesFor(&cp)
 			out = append(out, &cp)
 		}
 	}
 	return out
+}
+
+// notesFor keeps the notes of r on the whole run and on its cells: a run
+// narrowed by a filter shows only the notes of the cells it kept.
+func notesFor(r *Run) []Note {
+	var out []Note
+	for _, n := range r.Notes {
+		if n.Cell == "" || slices.ContainsFunc(r.Cells, func(c CellResult) bool { return c.Name == n.Cell }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Split divides the cells of runs into the two sides of a comparison
+// within one selection: the baseline is the cells that match base (the
+// probes: engine=vllm-bare), the candidate those that match cand, or, with
+// no cand, every cell that does not match base. ignore lists the cell
+// parameters the filters name: the sides differ in them by construction,
+// so cells are matched across the sides on the others.
+func Split(runs []*Run, base, cand []Filter) (baseline, candidate []*Run, ignore []string) {
+	baseline = Select(runs, base)
+	if len(cand) > 0 {
+		candidate = Select(runs, cand)
+	} else {
+		for _, r := range runs {
+			cp := *r
+			cp.Cells = nil
+			for _, c := range r.Cells {
+				if !Match(c, base) {
+					cp.Cells = append(cp.Cells, c)
+				}
+			}
+			if len(cp.Cells) > 0 {
+				cp.Notes = notesFor(&cp)
+				candidate = append(candidate, &cp)
+			}
+		}
+	}
+	for _, f := range append(slices.Clone(base), cand...) {
+		if !strings.HasPrefix(f.Key, "image.") && !slices.Contains(ignore, f.Key) {
+			ignore = append(ignore, f.Key)
+		}
+	}
+	return baseline, candidate, ignore
 }
 
 // ShortDigest is the first 12 hex digits of a digest.
@@ -98,6 +144,7 @@ type HistoryRow struct {
 	Missing    int                `json:"cells_missing"`
 	Figures    map[string]float64 `json:"figures"` // median over the run's cells and cases
 	Units      map[string]string  `json:"units"`
+	Notes      []Note             `json:"notes"` // the test plan's findings on the run (kvsweep note)
 }
 
 // History makes one row per run, between since and until (zero: open).
@@ -111,7 +158,8 @@ func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow
 		if (!since.IsZero() && date.Before(since)) || (!until.IsZero() && date.After(until)) {
 			continue
 		}
-		row := HistoryRow{Date: date.UTC().Format("2006-01-02 15:04"), Sweep: r.ID, Figures: map[string]float64{}, Units: map[string]string{}}
+		row := HistoryRow{Date: date.UTC().Format("2006-01-02 15:04"), Sweep: r.ID, Figures: map[string]float64{}, Units: map[string]string{},
+			Notes: append([]Note{}, r.Notes...)}
 		tops, engs, digests, revs := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 		samples := map[string][]float64{}
 		for _, c := range r.Cells {

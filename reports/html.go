@@ -36,11 +36,12 @@ func WriteHTML(w io.Writer, runs []*Run) error {
 		ID, Started, Counts string
 		Cases               []string
 		Cells               []cellRow
+		Notes               []Note
 	}
 	var views []runView
 	for _, r := range runs {
 		cases := CaseIDs(r)
-		v := runView{ID: r.ID, Started: r.Started, Counts: r.CountsLine(), Cases: cases}
+		v := runView{ID: r.ID, Started: r.Started, Counts: r.CountsLine(), Cases: cases, Notes: r.Notes}
 		for _, c := range r.Cells {
 			v.Cells = append(v.Cells, cellRow{c.Name, outcomeText(c), cellVerdicts(c, cases)})
 		}
@@ -132,8 +133,8 @@ th{background:#f3f3f3}.PASS{background:#e6f4e6}.FAIL,.ERROR{background:#fbe3e3}.
 </style></head><body>
 <h1>kvsweep report</h1>
 <h2>Run history</h2>
-<table><tr><th>date</th><th>sweep</th><th>topology</th><th>engine</th><th>image</th><th>revisions</th><th>cases passed</th></tr>
-{{range .History}}<tr><td>{{.Date}}</td><td>{{.Sweep}}</td><td>{{range $i, $t := .Topologies}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{range $i, $e := .Engines}}{{if $i}}, {{end}}{{$e}}{{end}}</td><td>{{.Image}}</td><td>{{.Revisions}}</td><td>{{.Passed}}/{{.Total}}{{if .Missing}} ({{.Missing}} cells missing){{end}}</td></tr>
+<table><tr><th>date</th><th>sweep</th><th>topology</th><th>engine</th><th>image</th><th>revisions</th><th>cases passed</th><th>notes</th></tr>
+{{range .History}}<tr><td>{{.Date}}</td><td>{{.Sweep}}</td><td>{{range $i, $t := .Topologies}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{range $i, $e := .Engines}}{{if $i}}, {{end}}{{$e}}{{end}}</td><td>{{.Image}}</td><td>{{.Revisions}}</td><td>{{.Passed}}/{{.Total}}{{if .Missing}} ({{.Missing}} cells missing){{end}}</td><td>{{len .Notes}}</td></tr>
 {{end}}</table>
 {{if .Charts}}<h2>Metrics across runs (median per run)</h2><div class="charts">
 {{range .Charts}}<figure><figcaption><b>{{.Metric}}</b> {{.Unit}}{{if .Direction}} ({{.Direction}} is better){{end}}</figcaption>
@@ -147,6 +148,7 @@ th{background:#f3f3f3}.PASS{background:#e6f4e6}.FAIL,.ERROR{background:#fbe3e3}.
 <table><tr><th>cell</th><th>outcome</th>{{range .Cases}}<th>{{.}}</th>{{end}}</tr>
 {{range .Cells}}<tr><td>{{.Name}}</td><td>{{.Outcome}}</td>{{range .Verdicts}}<td class="{{.}}">{{.}}</td>{{end}}</tr>
 {{end}}</table>
+{{if .Notes}}<h3>Notes</h3><ul class="notes">{{range .Notes}}<li>{{if .Cell}}<b>{{.Cell}}</b>: {{end}}{{.Text}} <small>({{.Author}}, {{.Time.UTC.Format "2006-01-02 15:04"}})</small></li>{{end}}</ul>{{end}}
 {{end}}</body></html>
 `))
 

@@ -116,6 +116,10 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 		}
 		s.Time = strconv.FormatFloat(total, 'f', 3, 64)
 		s.SystemOut = fmt.Sprintf("sweep %s: %d cells: %s\n", r.ID, len(r.Cells), r.CountsLine())
+		for _, n := range r.Notes {
+			s.Properties = append(s.Properties, junitProperty{Name: "note", Value: n.String()})
+			s.SystemOut += "note: " + n.String() + "\n"
+		}
 		root.Suites = append(root.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -171,6 +171,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 			}
 			cutNote(&b, cut)
 		}
+		writeNotes(&b, format, []HistoryRow{{Sweep: r.ID, Date: "", Notes: r.Notes}})
 		return writeLimited(w, format, b.Bytes())
 	}
 	return fmt.Errorf("format %q is not available for a summary (expected markdown, table, csv, json, junit or html)", format)
@@ -298,7 +299,7 @@ func WriteHistory(w io.Writer, format string, rows []HistoryRow, figures []strin
 		return writeJSON(w, rows)
 	case "csv":
 		cw := csv.NewWriter(w)
-		_ = cw.Write(append([]string{"date", "sweep", "topologies", "engines", "image_digest", "revisions", "cases_passed", "cases_total", "cells_missing"}, figures...))
+		_ = cw.Write(append([]string{"date", "sweep", "topologies", "engines", "image_digest", "revisions", "cases_passed", "cases_total", "cells_missing"}, append(slices.Clone(figures), "notes")...))
 		for _, r := range rows {
 			rec := []string{r.Date, r.Sweep, strings.Join(r.Topologies, " "), strings.Join(r.Engines, " "), r.Image, r.Revisions,
 				strconv.Itoa(r.Passed), strconv.Itoa(r.Total), strconv.Itoa(r.Missing)}
@@ -310,7 +311,7 @@ func WriteHistory(w io.Writer, format string, rows []HistoryRow, figures []strin
 					rec = append(rec, "")
 				}
 			}
-			_ = cw.Write(rec)
+			_ = cw.Write(append(rec, noteLines(r.Notes, "\n")))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -341,9 +342,42 @@ func WriteHistory(w io.Writer, format string, rows []HistoryRow, figures []strin
 		if err := table.Write(&b, table.Format(format), header, out); err != nil {
 			return err
 		}
+		writeNotes(&b, format, rows)
 		return writeLimited(w, format, b.Bytes())
 	}
 	return fmt.Errorf("format %q is not available for the history (expected markdown, table, csv, json or html)", format)
+}
+
+// noteLines joins notes, one per line (sep).
+func noteLines(ns []Note, sep string) string {
+	lines := make([]string, len(ns))
+	for i, n := range ns {
+		lines[i] = n.String()
+	}
+	return strings.Join(lines, sep)
+}
+
+// writeNotes lists the notes of the history's runs under the table, run by
+// run in the table's order.
+func writeNotes(b *bytes.Buffer, format string, rows []HistoryRow) {
+	first := true
+	for _, r := range rows {
+		if len(r.Notes) == 0 {
+			continue
+		}
+		if first {
+			if format == "markdown" {
+				b.WriteString("\n### Notes\n")
+			} else {
+				b.WriteString("\nNotes:\n")
+			}
+			first = false
+		}
+		fmt.Fprintf(b, "\n%s:\n", strings.TrimSpace(r.Date+" "+r.Sweep))
+		for _, n := range r.Notes {
+			fmt.Fprintf(b, "- %s\n", n)
+		}
+	}
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -70,7 +70,9 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Put stores run, replacing an earlier run of the same sweep.
 func (s *Store) Put(run *Run) error {
-	b, err := json.Marshal(run)
+	cp := *run
+	cp.Notes = nil // kept in their own bucket
+	b, err := json.Marshal(&cp)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,12 @@ func (s *Store) Get(id string) (*Run, error) {
 			return nil
 		}
 		run = &Run{}
-		return json.Unmarshal(v, run)
+		if err := json.Unmarshal(v, run); err != nil {
+			return err
+		}
+		notes, err := notesOf(tx, id)
+		run.Notes = notes
+		return err
 	})
 	return run, err
 }
@@ -110,8 +117,10 @@ func (s *Store) Runs() ([]*Run, error) {
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("run %s: %w", k, err)
 			}
+			notes, err := notesOf(tx, r.ID)
+			r.Notes = notes
 			runs = append(runs, &r)
-			return nil
+			return err
 		})
 	})
 	sort.SliceStable(runs, func(i, j int) bool { return runKey(runs[i]) < runKey(runs[j]) })

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -58,6 +59,8 @@ image.digest, or image.source_revisions.COMPONENT (a commit prefix).
 
   kvsweep report DIR                              the cells x cases verdict grid and metrics
   kvsweep report --baseline A --candidate B       verdict changes first, then metric deltas
+  kvsweep report SEL --baseline-filter engine=vllm-bare
+                                                  within one run: the probe cells against the others
   kvsweep report --history [--filter K=V] [--since 2026-11-01]
 
 Deltas use each metric's direction; a change for the worse past --threshold
@@ -71,7 +74,12 @@ threshold, the comparison matched no cell, or the candidate lacks a cell or
 case the baseline has; with --require-provenance also when a cell ran
 without the image's source-revisions.json. Every comparison opens with what
 changed between the sides: image digest, component commits, kvsweep
-version, cluster, nodes and spec keys.`,
+version, cluster, nodes and spec keys.
+
+--baseline-filter K=V takes the baseline side from the cells of SEL that
+match (the bare-engine probes of a sweep); the candidate side is every
+other cell of SEL, or those matching --candidate-filter. Cells are matched
+across the sides on every parameter except the filtered ones.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := reportFlags(fs)
 		return func(e *env, args []string) error {
@@ -84,6 +92,13 @@ version, cluster, nodes and spec keys.`,
 				return o.checked(runs, nil, err)
 			case o.baseline != "" || o.candidate != "":
 				return o.compare(e)
+			case len(o.baseFilter) > 0:
+				if len(args) != 1 {
+					return usagef("--baseline-filter splits one selection: give SEL")
+				}
+				return o.compareWithin(e, args[0])
+			case len(o.candFilter) > 0:
+				return usagef("--candidate-filter goes with --baseline-filter")
 			case len(args) != 1:
 				return usagef("give a sweep directory or run (SEL), --baseline and --candidate, or --history")
 			}
@@ -99,6 +114,7 @@ version, cluster, nodes and spec keys.`,
 type reportOpts struct {
 	format, baseline, candidate, threshold, store string
 	history, check                                bool
+	baseFilter, candFilter                        []string
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
 	gates                                         reports.Gates
@@ -109,6 +125,8 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringVar(&o.format, "format", "markdown", "markdown, table, csv, json, junit or html")
 	fs.StringVar(&o.baseline, "baseline", "", "baseline selection (SEL)")
 	fs.StringVar(&o.candidate, "candidate", "", "candidate selection (SEL)")
+	fs.StringSliceVar(&o.baseFilter, "baseline-filter", nil, "compare within SEL: the baseline is its cells with KEY=VALUE (repeatable)")
+	fs.StringSliceVar(&o.candFilter, "candidate-filter", nil, "with --baseline-filter: the candidate is the cells with KEY=VALUE (default: every other cell)")
 	fs.BoolVar(&o.history, "history", false, "one row per stored run, for the test plan")
 	fs.StringSliceVar(&o.query.Filters, "filter", nil, "with --history: only cells with KEY=VALUE (repeatable)")
 	fs.StringVar(&o.query.Since, "since", "", "with --history: runs from this date (2006-01-02)")
@@ -139,7 +157,57 @@ func (o *reportOpts) compare(e *env) error {
 	if err != nil {
 		return err
 	}
-	cmp := reports.Compare(o.baseline, base, o.candidate, cand, opts)
+	bl, cl := o.baseline, o.candidate
+	if len(o.baseFilter)+len(o.candFilter) > 0 {
+		// Filters on two selections narrow each side; the filtered
+		// parameters are not part of the match.
+		bf, err := reports.ParseFilters(o.baseFilter)
+		if err != nil {
+			return usagef("--baseline-filter: %v", err)
+		}
+		cf, err := reports.ParseFilters(o.candFilter)
+		if err != nil {
+			return usagef("--candidate-filter: %v", err)
+		}
+		var ignore, ignore2 []string
+		base, _, ignore = reports.Split(base, bf, nil)
+		_, cand, ignore2 = reports.Split(cand, nil, cf)
+		opts.Ignore = append(append([]string{"repeat"}, ignore...), ignore2...)
+		bl, cl = strings.TrimSpace(bl+" "+strings.Join(o.baseFilter, ",")), strings.TrimSpace(cl+" "+strings.Join(o.candFilter, ","))
+	}
+	cmp := reports.Compare(bl, base, cl, cand, opts)
+	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
+}
+
+// compareWithin is report SEL --baseline-filter K=V [--candidate-filter K=V].
+func (o *reportOpts) compareWithin(e *env, sel string) error {
+	opts, err := reports.ParseThresholds(o.threshold, o.perMetric)
+	if err != nil {
+		return err
+	}
+	bf, err := reports.ParseFilters(o.baseFilter)
+	if err != nil {
+		return usagef("--baseline-filter: %v", err)
+	}
+	cf, err := reports.ParseFilters(o.candFilter)
+	if err != nil {
+		return usagef("--candidate-filter: %v", err)
+	}
+	runs, err := reports.SelectRuns(o.store, sel)
+	if err != nil {
+		return err
+	}
+	base, cand, ignore := reports.Split(runs, bf, cf)
+	baseLabel := sel + " " + strings.Join(o.baseFilter, ",")
+	candLabel := sel + " without " + strings.Join(o.baseFilter, ",")
+	if len(cf) > 0 {
+		candLabel = sel + " " + strings.Join(o.candFilter, ",")
+	}
+	if len(base) == 0 {
+		return fmt.Errorf("no cell of %s matches --baseline-filter %s", sel, strings.Join(o.baseFilter, ","))
+	}
+	opts.Ignore = append([]string{"repeat"}, ignore...)
+	cmp := reports.Compare(baseLabel, base, candLabel, cand, opts)
 	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
 }
 
