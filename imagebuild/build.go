@@ -205,7 +205,10 @@ func connect(ctx context.Context, addr string, timeout time.Duration) (*client.C
 	info, err := c.Info(cctx)
 	if err != nil {
 		c.Close()
-		return nil, "", fmt.Errorf("buildkitd at %s did not answer within %s: is it running? (--buildkit-addr, $BUILDKIT_HOST): %v", addr, timeout, shortErr(err))
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, "", fmt.Errorf("buildkitd at %s did not answer within %s: is it running? (--buildkit-addr, $BUILDKIT_HOST): %v", addr, timeout, shortErr(err))
+		}
+		return nil, "", fmt.Errorf("buildkitd at %s could not be reached: is it running? (--buildkit-addr, $BUILDKIT_HOST): %v", addr, shortErr(err))
 	}
 	return c, info.BuildkitVersion.Version, nil
 }

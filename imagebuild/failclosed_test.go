@@ -91,14 +91,15 @@ func TestFailClosed(t *testing.T) {
 	}
 }
 
-// An unreachable buildkitd is a clear error within 10 s, not a hang.
+// A buildkitd that is not there is a clear error at once, not a hang, and
+// is not said to be slow.
 func TestBuildkitdUnreachable(t *testing.T) {
 	e := setup(t)
 	rp := e.repos(t)
 	r := resolve(t, e.pins(t, "v0", rp.adapter[0], checkout(t), e.base), WithInsecureRegistry())
 	start := time.Now()
 	_, err := Build(context.Background(), r, WithAddr("unix://"+filepath.Join(t.TempDir(), "nothing.sock")), WithPush(e.registry+"/test/never:1"))
-	if err == nil || !strings.Contains(err.Error(), "did not answer within 10s: is it running?") {
+	if err == nil || !strings.Contains(err.Error(), "could not be reached: is it running?") {
 		t.Fatalf("got %v", err)
 	}
 	// Far past the 10 s connect deadline: only a hang takes this long,

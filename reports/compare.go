@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -20,6 +21,9 @@ type CompareOptions struct {
 	// Ignore lists parameters that distinguish samples of one cell, not
 	// cells (default: repeat).
 	Ignore []string
+	// All shows unchanged metrics in the markdown, table, CSV and HTML
+	// renderings too (JSON always has every metric compared).
+	All bool
 }
 
 // VerdictChange is a case whose verdict differs between the two sides.
@@ -72,6 +76,48 @@ type Comparison struct {
 	// VerdictsOnly lists cells whose metrics were not compared: their
 	// topology gives functional verdicts only.
 	VerdictsOnly []string `json:"verdicts_only,omitempty"`
+
+	all bool      // render unchanged metrics too (CompareOptions.All)
+	at  time.Time // when the newest candidate run was collected
+}
+
+// Summary is the comparison in one line: "no differences", or the counts.
+func (c *Comparison) Summary() string {
+	improved, unchanged := 0, 0
+	for _, m := range c.Metrics {
+		if m.Improvement {
+			improved++
+		}
+		if m.Unchanged() {
+			unchanged++
+		}
+	}
+	if c.Matched == 0 {
+		return "No cell matched: baseline and candidate share no cell."
+	}
+	if len(c.Verdicts) == 0 && unchanged == len(c.Metrics) && len(c.OnlyInBaseline)+len(c.OnlyInCandidate)+len(c.MissingCases) == 0 {
+		return fmt.Sprintf("No differences: %d cell(s) matched, the same verdicts, %d metric(s) unchanged.", c.Matched, len(c.Metrics))
+	}
+	return fmt.Sprintf("%d regression(s), %d improvement(s): %d verdict change(s), %d metric(s) compared (%d unchanged), %d cell(s) matched.",
+		c.Regressions(), improved, len(c.Verdicts), len(c.Metrics), unchanged, c.Matched)
+}
+
+// Unchanged reports whether a metric's medians agree to the two decimals
+// of a percentage the reports show.
+func (m MetricDelta) Unchanged() bool {
+	return math.Abs(m.DeltaPct) < 0.005 && !m.Regression && !m.Improvement
+}
+
+// shown is the metrics a rendering lists: the changed ones, or all.
+func (c *Comparison) shown() (shown []MetricDelta, unchanged int) {
+	for _, m := range c.Metrics {
+		if m.Unchanged() && !c.all {
+			unchanged++
+			continue
+		}
+		shown = append(shown, m)
+	}
+	return shown, unchanged
 }
 
 // Regressions counts verdicts that got worse and metrics past threshold.
@@ -193,7 +239,16 @@ func Compare(baseLabel string, base []*Run, candLabel string, cand []*Run, opts 
 		opts.Ignore = []string{"repeat"}
 	}
 	b, c := gather(base, opts.Ignore), gather(cand, opts.Ignore)
-	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel, Changes: changes(base, cand)}
+	cmp := &Comparison{Baseline: baseLabel, Candidate: candLabel, Changes: changes(base, cand),
+		Verdicts: []VerdictChange{}, Metrics: []MetricDelta{}, all: opts.All}
+	if cmp.Changes == nil {
+		cmp.Changes = []Change{}
+	}
+	for _, r := range cand {
+		if r.CollectedAt.After(cmp.at) {
+			cmp.at = r.CollectedAt
+		}
+	}
 	for _, key := range slices.Sorted(maps.Keys(b.verdicts)) {
 		cv, ok := c.verdicts[key]
 		if !ok {

@@ -149,7 +149,7 @@ type HistoryRow struct {
 
 // History makes one row per run, between since and until (zero: open).
 func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow {
-	var rows []HistoryRow
+	rows := []HistoryRow{}
 	for _, r := range runs {
 		date := r.CollectedAt
 		if t, err := time.Parse(time.RFC3339, r.Started); err == nil {

@@ -155,10 +155,13 @@ th{background:#f3f3f3}.PASS{background:#e6f4e6}.FAIL,.ERROR{background:#fbe3e3}.
 // writeComparisonHTML renders a comparison as one self-contained page:
 // what changed, the gate findings, verdict changes, then metric deltas.
 func writeComparisonHTML(w io.Writer, c *Comparison) error {
+	shown, unchanged := c.shown()
 	return comparisonPage.Execute(w, struct {
 		*Comparison
-		Regressions int
-	}{c, c.Regressions()})
+		Summary   string
+		Shown     []MetricDelta
+		Unchanged int
+	}{c, c.Summary(), shown, unchanged})
 }
 
 var comparisonPage = template.Must(template.New("compare").Funcs(template.FuncMap{"num": num, "flag": metricFlag}).Parse(`<!DOCTYPE html>
@@ -173,14 +176,15 @@ th{background:#f3f3f3}.worse{background:#fbe3e3}.better{background:#e6f4e6}
 {{if .Changes}}<table><tr><th>what</th><th>baseline</th><th>candidate</th></tr>
 {{range .Changes}}<tr><td>{{.What}}</td><td>{{.Baseline}}</td><td>{{.Candidate}}</td></tr>
 {{end}}</table>{{else}}<p>Baseline and candidate ran the same image, commits, kvsweep, cluster, nodes and spec.</p>{{end}}
-<p>{{.Regressions}} regression(s): {{len .Verdicts}} verdict change(s), {{len .Metrics}} metric(s) compared, {{.Matched}} cell(s) matched.</p>
+<p>{{.Summary}}</p>
 <ul>{{range .OnlyInBaseline}}<li>only in the baseline: {{.}}</li>{{end}}{{range .OnlyInCandidate}}<li>only in the candidate: {{.}}</li>{{end}}
 {{range .MissingCases}}<li>the candidate lacks a case of the baseline: {{.}}</li>{{end}}{{range .VerdictsOnly}}<li>verdicts only, metrics not compared: {{.}}</li>{{end}}</ul>
 {{if .Verdicts}}<h2>Verdict changes</h2><table><tr><th>cell</th><th>case</th><th>baseline</th><th>candidate</th></tr>
 {{range .Verdicts}}<tr{{if .Worse}} class="worse"{{end}}><td>{{.Cell}}</td><td>{{.Case}}</td><td>{{.Baseline}}</td><td>{{.Candidate}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Metrics}}<h2>Metrics</h2><table><tr><th>cell</th><th>case</th><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>significance</th><th>unit</th><th></th></tr>
-{{range .Metrics}}<tr{{if .Regression}} class="worse"{{else if .Improvement}} class="better"{{end}}><td>{{.Cell}}</td><td>{{.Case}}</td><td>{{.Metric}}</td><td>{{num .BaselineMed}}</td><td>{{num .CandidateMed}}</td><td>{{printf "%+.2f%%" .DeltaPct}}</td><td>{{.Significance}}</td><td>{{.Unit}}{{if .Direction}}, {{.Direction}} is better{{end}}</td><td>{{flag .}}</td></tr>
+{{if .Shown}}<h2>Metrics</h2><table><tr><th>cell</th><th>case</th><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>significance</th><th>unit</th><th></th></tr>
+{{range .Shown}}<tr{{if .Regression}} class="worse"{{else if .Improvement}} class="better"{{end}}><td>{{.Cell}}</td><td>{{.Case}}</td><td>{{.Metric}}</td><td>{{num .BaselineMed}}</td><td>{{num .CandidateMed}}</td><td>{{printf "%+.2f%%" .DeltaPct}}</td><td>{{.Significance}}</td><td>{{.Unit}}{{if .Direction}}, {{.Direction}} is better{{end}}</td><td>{{flag .}}</td></tr>
 {{end}}</table>{{end}}
+{{if .Unchanged}}<p>{{.Unchanged}} unchanged metric(s) not shown (--all shows them).</p>{{end}}
 </body></html>
 `))

@@ -133,3 +133,66 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 	_, err := io.WriteString(w, "\n")
 	return err
 }
+
+// writeComparisonJUnit renders a comparison as one testsuite: a testcase
+// per compared cell and case, failing on a verdict that got worse or a
+// metric regression, and one per baseline cell or case the candidate lacks.
+func writeComparisonJUnit(w io.Writer, c *Comparison) error {
+	s := junitSuite{Name: c.Candidate + " vs " + c.Baseline, Package: "kvsweep.compare", Hostname: "localhost", Time: "0",
+		Timestamp: c.at.UTC().Format("2006-01-02T15:04:05")}
+	type key struct{ cell, cs string }
+	var order []key
+	problems := map[key][]string{}
+	see := func(k key, problem string) {
+		if _, ok := problems[k]; !ok {
+			order = append(order, k)
+			problems[k] = nil
+		}
+		if problem != "" {
+			problems[k] = append(problems[k], problem)
+		}
+	}
+	for _, v := range c.Verdicts {
+		p := ""
+		if v.Worse {
+			p = fmt.Sprintf("verdict %s -> %s", v.Baseline, v.Candidate)
+		}
+		see(key{v.Cell, v.Case}, p)
+	}
+	for _, m := range c.Metrics {
+		p := ""
+		if m.Regression {
+			p = fmt.Sprintf("%s %s -> %s %s (%+.2f%%, %s)", m.Metric, num(m.BaselineMed), num(m.CandidateMed), m.Unit, m.DeltaPct, m.Significance)
+			s.Properties = append(s.Properties, junitProperty{Name: m.Cell + "/" + m.Case + "/" + m.Metric, Value: fmt.Sprintf("%+.2f%%", m.DeltaPct)})
+		}
+		see(key{m.Cell, m.Case}, p)
+	}
+	for _, cell := range c.OnlyInBaseline {
+		see(key{cell, "(cell)"}, "the candidate lacks this baseline cell")
+	}
+	for _, mc := range c.MissingCases {
+		cell, cs, _ := strings.Cut(mc, " ")
+		see(key{cell, cs}, "the candidate lacks this baseline case")
+	}
+	for _, k := range order {
+		tc := junitCase{Name: k.cs, Classname: "compare." + k.cell, Time: "0"}
+		if ps := problems[k]; len(ps) > 0 {
+			msg := strings.Join(ps, "; ")
+			tc.Failure = &junitProblem{Message: msg, Type: "REGRESSION", Text: msg}
+			s.Failures++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	s.SystemOut = c.Summary() + "\n"
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

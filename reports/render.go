@@ -108,37 +108,13 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions", "class", "attempts"})
-		for _, c := range r.Cells {
-			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
-			tail := []string{c.Image.Digest, c.revisions(), c.Class, strconv.Itoa(c.Attempts)}
-			verdicts := cellVerdicts(c, cases)
-			byID := map[string]Case{}
-			for _, cs := range c.Cases {
-				byID[cs.ID] = cs
-			}
-			for i, id := range cases {
-				if verdicts[i] == "–" {
-					continue
-				}
-				cs := byID[id]
-				if len(cs.Metrics) == 0 {
-					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], "", "", "", ""), tail...))
-					continue
-				}
-				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
-					m := cs.Metrics[name]
-					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], name, num(m.Value), m.Unit, m.Direction), tail...))
-				}
-			}
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeSummaryCSV(w, []*Run{r})
 	case "markdown", "table":
 		var b bytes.Buffer
 		if format == "markdown" {
 			fmt.Fprintf(&b, "## Sweep %s\n\n", r.ID)
+		} else {
+			fmt.Fprintf(&b, "Sweep %s\n", r.ID)
 		}
 		fmt.Fprintf(&b, "%d cells: %s\n\n", len(r.Cells), r.CountsLine())
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
@@ -177,6 +153,40 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 	return fmt.Errorf("format %q is not available for a summary (expected markdown, table, csv, json, junit or html)", format)
 }
 
+// writeSummaryCSV writes the long-format rows of runs under one header.
+func writeSummaryCSV(w io.Writer, runs []*Run) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions", "class", "attempts"})
+	for _, r := range runs {
+		cases := CaseIDs(r)
+		for _, c := range r.Cells {
+			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
+			tail := []string{c.Image.Digest, c.revisions(), c.Class, strconv.Itoa(c.Attempts)}
+			verdicts := cellVerdicts(c, cases)
+			byID := map[string]Case{}
+			for _, cs := range c.Cases {
+				byID[cs.ID] = cs
+			}
+			for i, id := range cases {
+				if verdicts[i] == "–" {
+					continue
+				}
+				cs := byID[id]
+				if len(cs.Metrics) == 0 {
+					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], "", "", "", ""), tail...))
+					continue
+				}
+				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
+					m := cs.Metrics[name]
+					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], name, num(m.Value), m.Unit, m.Direction), tail...))
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // WriteComparison renders a baseline/candidate comparison.
 func WriteComparison(w io.Writer, format string, c *Comparison) error {
 	switch format {
@@ -184,6 +194,8 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		return writeJSON(w, c)
 	case "html":
 		return writeComparisonHTML(w, c)
+	case "junit":
+		return writeComparisonJUnit(w, c)
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"kind", "cell", "case", "metric", "baseline", "candidate", "delta_pct", "significance", "unit", "direction", "flag"})
@@ -194,7 +206,8 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 			}
 			_ = cw.Write([]string{"verdict", v.Cell, v.Case, "", v.Baseline, v.Candidate, "", "", "", "", flag})
 		}
-		for _, m := range c.Metrics {
+		shown, _ := c.shown()
+		for _, m := range shown {
 			_ = cw.Write([]string{"metric", m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
 				strconv.FormatFloat(m.DeltaPct, 'f', 2, 64), m.Significance, m.Unit, m.Direction, metricFlag(m)})
 		}
@@ -208,20 +221,24 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if err := writeChanges(&b, format, c.Changes); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "%d regression(s): %d verdict change(s), %d metric(s) compared, %d cell(s) matched\n", c.Regressions(), len(c.Verdicts), len(c.Metrics), c.Matched)
+		shown, unchanged := c.shown()
+		fmt.Fprintf(&b, "%s\n", c.Summary())
+		var notes []string
 		for _, k := range c.OnlyInBaseline {
-			fmt.Fprintf(&b, "\nonly in the baseline: %s", k)
+			notes = append(notes, "only in the baseline: "+k)
 		}
 		for _, k := range c.OnlyInCandidate {
-			fmt.Fprintf(&b, "\nonly in the candidate: %s", k)
+			notes = append(notes, "only in the candidate: "+k)
 		}
 		for _, k := range c.MissingCases {
-			fmt.Fprintf(&b, "\nthe candidate lacks a case of the baseline: %s", k)
+			notes = append(notes, "the candidate lacks a case of the baseline: "+k)
 		}
 		for _, k := range c.VerdictsOnly {
-			fmt.Fprintf(&b, "\nverdicts only, metrics not compared: %s", k)
+			notes = append(notes, "verdicts only, metrics not compared: "+k)
 		}
-		b.WriteString("\n")
+		if len(notes) > 0 {
+			b.WriteString("\n- " + strings.Join(notes, "\n- ") + "\n")
+		}
 		if len(c.Verdicts) > 0 {
 			if format == "markdown" {
 				b.WriteString("\n### Verdict changes\n")
@@ -235,17 +252,17 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 				}
 				rows[i] = []string{v.Cell, v.Case, v.Baseline, v.Candidate, flag}
 			}
-			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "baseline", "candidate", ""}, rows); err != nil {
+			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "baseline", "candidate", "flag"}, rows); err != nil {
 				return err
 			}
 		}
-		if len(c.Metrics) > 0 {
+		if len(shown) > 0 {
 			if format == "markdown" {
 				b.WriteString("\n### Metrics\n")
 			}
 			b.WriteString("\n")
-			rows := make([][]string, len(c.Metrics))
-			for i, m := range c.Metrics {
+			rows := make([][]string, len(shown))
+			for i, m := range shown {
 				unit := m.Unit
 				if m.Direction != "" {
 					unit += ", " + m.Direction + " is better"
@@ -253,13 +270,16 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 				rows[i] = []string{m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
 					fmt.Sprintf("%+.2f%%", m.DeltaPct), m.Significance, unit, metricFlag(m)}
 			}
-			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "delta", "significance", "unit", ""}, rows); err != nil {
+			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "delta", "significance", "unit", "flag"}, rows); err != nil {
 				return err
 			}
 		}
+		if unchanged > 0 {
+			fmt.Fprintf(&b, "\n%d unchanged metric(s) not shown (--all shows them).\n", unchanged)
+		}
 		return writeLimited(w, format, b.Bytes())
 	}
-	return fmt.Errorf("format %q is not available for a comparison (expected markdown, table, csv, json or html)", format)
+	return fmt.Errorf("format %q is not available for a comparison (expected markdown, table, csv, json, junit or html)", format)
 }
 
 // writeChanges opens a comparison with what differs between its sides.

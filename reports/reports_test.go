@@ -77,13 +77,26 @@ func TestGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "golden", "summary.junit.xml"), b.Bytes())
 
 	cmp := Compare("base-1", []*Run{base}, "cand-1", []*Run{cand}, CompareOptions{Threshold: 0.05})
-	for _, f := range []string{"markdown", "csv", "json", "html"} {
+	for _, f := range []string{"markdown", "csv", "json", "html", "junit"} {
 		b.Reset()
 		if err := WriteComparison(&b, f, cmp); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", "golden", "compare."+f), b.Bytes())
 	}
+	// Two identical runs: no differences, said so, and no rows unless --all.
+	same := Compare("base-1", []*Run{base}, "base-1", []*Run{base}, CompareOptions{Threshold: 0.05})
+	b.Reset()
+	if err := WriteComparison(&b, "markdown", same); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "compare-same.markdown"), b.Bytes())
+	same = Compare("base-1", []*Run{base}, "base-1", []*Run{base}, CompareOptions{Threshold: 0.05, All: true})
+	b.Reset()
+	if err := WriteComparison(&b, "table", same); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "compare-same-all.table"), b.Bytes())
 	runs := []*Run{base, cand, mixed}
 	for _, f := range []string{"markdown", "csv", "json"} {
 		b.Reset()
@@ -447,5 +460,31 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	if !strings.Contains(html, "<title>base-1: ") {
 		t.Error("chart points do not name their run")
+	}
+}
+
+// A comparison's JUnit validates too, with a failing testcase per
+// regressed cell and case.
+func TestComparisonJUnitValidates(t *testing.T) {
+	base, cand := collectTestdata(t, "testdata/base"), collectTestdata(t, "testdata/cand")
+	cmp := Compare("base-1", []*Run{base}, "cand-1", []*Run{cand}, CompareOptions{Threshold: 0.05})
+	var b bytes.Buffer
+	if err := WriteComparison(&b, "junit", cmp); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "compare.xml")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("xmllint", "--noout", "--schema", "testdata/junit-ant.xsd", path).CombinedOutput(); err != nil {
+		t.Fatalf("xmllint: %v\n%s", err, out)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// TC-04 on aggregated got worse; four cases of the shared cell regressed.
+	if s := doc.Suites[0]; s.Failures != 5 || s.Tests != 8 {
+		t.Errorf("failures %d of %d tests, want 5 of 8\n%s", s.Failures, s.Tests, b.String())
 	}
 }

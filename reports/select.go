@@ -51,7 +51,7 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 	}
 	st, err := OpenStore(storePath, true)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a sweep directory, and %v", sel, err)
+		return nil, fmt.Errorf("%q is not a sweep directory, and %w", sel, err)
 	}
 	defer st.Close()
 	if strings.Contains(sel, "=") {
@@ -66,14 +66,14 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 		if runs := Select(all, fs); len(runs) > 0 {
 			return runs, nil
 		}
-		return nil, fmt.Errorf("no stored run has cells matching %s", sel)
+		return nil, fail.Usagef("no stored run has cells matching %s", sel)
 	}
 	r, err := st.Get(sel)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
-		return nil, fmt.Errorf("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
 	}
 	return []*Run{r}, nil
 }
@@ -174,21 +174,44 @@ func Check(runs []*Run, comparison *Comparison, g Gates) error {
 	return &fail.CheckError{Msg: "check failed: " + strings.Join(why, "; ")}
 }
 
-// WriteRuns writes runs in format: a summary per run (markdown, table,
-// csv, json), one JUnit document, or one HTML page.
-func WriteRuns(w io.Writer, format string, runs []*Run) error {
+// WriteRuns writes the runs a selection named as one document: a summary
+// per run (markdown, table), one CSV under one header, one JUnit document,
+// one HTML page, or JSON: the run itself for a sweep directory or id, an
+// array of runs for a selector (IsSelector), however many it matched.
+func WriteRuns(w io.Writer, format string, runs []*Run, selector bool) error {
 	switch format {
 	case "junit":
 		return WriteJUnit(w, runs...)
 	case "html":
 		return WriteHTML(w, runs)
+	case "csv":
+		return writeSummaryCSV(w, runs)
+	case "json":
+		if selector || len(runs) != 1 {
+			return writeJSON(w, append([]*Run{}, runs...))
+		}
+		return writeJSON(w, runs[0])
 	}
-	for _, r := range runs {
+	for i, r := range runs {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
 		if err := WriteSummary(w, format, r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// IsSelector reports whether SEL is a KEY=VALUE selector over stored runs
+// (it may match several), rather than a sweep directory or id.
+func IsSelector(sel string) bool {
+	if fi, err := os.Stat(filepath.Join(sel, sweep.ManifestFile)); err == nil && !fi.IsDir() {
+		return false
+	}
+	return strings.Contains(sel, "=")
 }
 
 // HistoryQuery selects the runs of a history report.
@@ -216,13 +239,28 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	}
 	runs := Select(all, fs)
 	if format == "html" || format == "junit" {
-		return runs, WriteRuns(w, format, runs)
+		return runs, WriteRuns(w, format, runs, true)
 	}
 	figures := q.Figures
 	if len(figures) == 0 {
 		figures = DefaultFigures
 	}
-	return runs, WriteHistory(w, format, History(runs, from, to, figures), figures)
+	rows := History(runs, from, to, figures)
+	if len(rows) == 0 && (format == "markdown" || format == "table") {
+		what := []string{fmt.Sprintf("%d stored run(s)", len(all))}
+		if len(q.Filters) > 0 {
+			what = append(what, "--filter "+strings.Join(q.Filters, " --filter "))
+		}
+		if q.Since != "" {
+			what = append(what, "--since "+q.Since)
+		}
+		if q.Until != "" {
+			what = append(what, "--until "+q.Until)
+		}
+		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", storePath, strings.Join(what, ", "))
+		return nil, err
+	}
+	return runs, WriteHistory(w, format, rows, figures)
 }
 
 func window(since, until string) (from, to time.Time, err error) {

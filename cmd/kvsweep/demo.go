@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -19,17 +21,21 @@ var demoCmd = &command{
 	args:    "[--out DIR]",
 	summary: "Run the embedded quickstart sweep on this machine, then report it",
 	help: `Writes the embedded quickstart spec and the simulated Phase 1 harness to
-DIR/spec, then runs the sweep with the local executor into DIR/sweep and
-prints the report. Needs bash and python3; no cluster, GPU or container.`,
+DIR/spec, then runs the sweep with the local executor into DIR/sweep-N (the
+first N not taken, so the demo can be run again), collects it into the
+history store that report --history reads (--store) and prints the report.
+Needs bash and python3; no cluster, GPU or container.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		out := fs.String("out", "kvsweep-demo", "directory for the spec, the sweep and the report")
+		out := fs.String("out", "kvsweep-demo", "directory for the spec and the sweeps")
+		store := fs.String("store", reports.DefaultStorePath(), "history store the run is collected into")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return usagef("demo takes no arguments")
 			}
-			specDir, sweepDir := filepath.Join(*out, "spec"), filepath.Join(*out, "sweep")
-			if _, err := os.Stat(sweepDir); err == nil {
-				return fmt.Errorf("%s exists: choose another --out, or remove it", sweepDir)
+			specDir := filepath.Join(*out, "spec")
+			sweepDir, err := nextFree(*out, "sweep-")
+			if err != nil {
+				return err
 			}
 			if err := examples.WriteTo(specDir); err != nil {
 				return err
@@ -42,12 +48,28 @@ prints the report. Needs bash and python3; no cluster, GPU or container.`,
 			if err := (&submitOpts{sched: local}).submit(e, sweepDir, nil); err != nil {
 				return err
 			}
-			// The demo's runs go to a store of its own, beside the sweep.
-			run, err := collect(e, sweepDir, local, reports.CollectOptions{}, filepath.Join(*out, "history.db"))
+			run, err := collect(e, sweepDir, local, reports.CollectOptions{}, *store)
 			if err != nil {
 				return err
 			}
-			return reports.WriteSummary(e.stdout, "table", run)
+			if err := reports.WriteSummary(e.stdout, "table", run); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "\nThe sweep is in %s; its run is in the history store %s.\nNext: kvsweep report %s --format html > report.html, kvsweep report --history\n", sweepDir, *store, sweepDir)
+			return nil
 		}
 	},
+}
+
+// nextFree is DIR/PREFIXN for the first N from 1 that does not exist.
+func nextFree(dir, prefix string) (string, error) {
+	for n := 1; n < 10000; n++ {
+		p := filepath.Join(dir, prefix+strconv.Itoa(n))
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p, nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s holds 9999 demo sweeps: remove some, or give another --out", dir)
 }

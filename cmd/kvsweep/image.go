@@ -35,6 +35,9 @@ See docs/image.md.`,
 				if err := oneOf("media-types", o.mediaTypes, "oci", "docker"); err != nil {
 					return err
 				}
+				if !o.dryRun && o.push == "" && len(o.outputs) == 0 {
+					return usagef("say where the image goes: --push REF, or --output oci:FILE|docker:FILE|squashfs:FILE (or --dry-run)")
+				}
 				r, err := o.resolve(e)
 				if err != nil {
 					return err
@@ -221,6 +224,6 @@ var imageCmd = &command{
   kvsweep image inspect REG/kvcr:TAG
   kvsweep image verify REG/kvcr:TAG --pins pins.yaml
 
-Run 'kvsweep image SUBCOMMAND --help' for each one's flags.`,
-	setup: group("image", imageCommands),
+Run 'kvsweep help image SUBCOMMAND' for each one's flags.`,
+	subs: imageCommands,
 }

@@ -148,5 +148,5 @@ var jobCmd = &command{
 	name:    "job",
 	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head [flags]",
 	summary: "Helpers a running job uses to coordinate its nodes through etcd",
-	setup:   group("job", jobCommands),
+	subs:    jobCommands,
 }

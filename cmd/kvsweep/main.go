@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -29,6 +30,7 @@ type command struct {
 	summary string
 	help    string // paragraphs after the synopsis
 	setup   func(fs *pflag.FlagSet) func(env *env, args []string) error
+	subs    []*command // a group's subcommands (kvsweep image build)
 }
 
 // env is what a command reads and writes besides its flags.
@@ -38,7 +40,14 @@ type env struct {
 
 var commands []*command
 
-func register(cs ...*command) { commands = append(commands, cs...) }
+func register(cs ...*command) {
+	for _, c := range cs {
+		if c.subs != nil {
+			c.setup = group(c.name, c.subs)
+		}
+	}
+	commands = append(commands, cs...)
+}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -63,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "--help":
 		return help(args, stdout, stderr)
+	case "--version":
+		args = []string{"version"}
 	}
 	c := lookup(args[0])
 	if c == nil {
@@ -93,6 +104,20 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1])
 		return exitUsage
 	}
+	if len(args) > 2 && c.subs != nil {
+		for _, sub := range c.subs {
+			if sub.name == args[2] {
+				named := *sub
+				named.name = c.name + " " + sub.name
+				fs := newFlagSet(&named)
+				sub.setup(fs)
+				commandUsage(stdout, &named, fs)
+				return exitOK
+			}
+		}
+		fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1]+" "+args[2])
+		return exitUsage
+	}
 	fs := newFlagSet(c)
 	c.setup(fs)
 	commandUsage(stdout, c, fs)
@@ -118,6 +143,11 @@ func exitCode(name string, err error, stderr io.Writer) int {
 	case errors.As(err, &ce):
 		fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 		return exitCheck
+	case errors.Is(err, fs.ErrNotExist):
+		// A spec, sweep directory, run or file that is not there is the
+		// caller's to fix, like any other usage error.
+		fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 	return exitFailed
@@ -155,7 +185,7 @@ without a result, regressions, a comparison that matched nothing).
 func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "Usage: kvsweep %s %s\n\n%s\n", c.name, c.args, c.summary)
 	if c.help != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
+		fmt.Fprintf(w, "\n%s\n", strings.Trim(c.help, "\n"))
 	}
 	if fs.HasFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())

@@ -59,7 +59,16 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "--format", "xml", "../../examples/phase1.yaml"}, exitUsage, `--format "xml": expected one of table, markdown, json`},
 		{[]string{"plan", "--bogus"}, exitUsage, "unknown flag: --bogus"},
 		{[]string{"plan", bad}, exitUsage, bad + `:3:1: unknown key "nope"`},
-		{[]string{"plan", dir + "/missing.yaml"}, exitFailed, "no such file"},
+		// A missing input is a usage error, like a bad spec.
+		{[]string{"plan", dir + "/missing.yaml"}, exitUsage, "no such file"},
+		{[]string{"status", dir + "/nosweep"}, exitUsage, "is not a sweep directory"},
+		{[]string{"collect", dir + "/nosweep"}, exitUsage, "is not a sweep directory"},
+		{[]string{"report", "--store", dir + "/none.db", dir + "/nosweep"}, exitUsage, "is not a sweep directory, and history store"},
+		{[]string{"--version"}, exitOK, ""},
+		{[]string{"help", "image", "build"}, exitOK, ""},
+		{[]string{"help", "image", "nosuch"}, exitUsage, `unknown command "image nosuch"`},
+		// Refused before any pin is resolved.
+		{[]string{"image", "build", "--pins", dir + "/missing.yaml"}, exitUsage, "say where the image goes: --push REF"},
 		{[]string{"render", "../../examples/phase1.yaml"}, exitUsage, "--out DIR is required"},
 		{[]string{"plan", "--help"}, exitOK, ""},
 	}

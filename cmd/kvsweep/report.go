@@ -104,7 +104,7 @@ across the sides on every parameter except the filtered ones.`,
 			}
 			runs, err := reports.SelectRuns(o.store, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.format, runs)
+				err = reports.WriteRuns(e.stdout, o.format, runs, reports.IsSelector(args[0]))
 			}
 			return o.checked(runs, nil, err)
 		}
@@ -113,7 +113,7 @@ across the sides on every parameter except the filtered ones.`,
 
 type reportOpts struct {
 	format, baseline, candidate, threshold, store string
-	history, check                                bool
+	history, check, all                           bool
 	baseFilter, candFilter                        []string
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
@@ -132,6 +132,7 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringVar(&o.query.Since, "since", "", "with --history: runs from this date (2006-01-02)")
 	fs.StringVar(&o.query.Until, "until", "", "with --history: runs up to this date")
 	fs.StringSliceVar(&o.query.Figures, "figures", reports.DefaultFigures, "with --history: the metrics shown per run")
+	fs.BoolVar(&o.all, "all", false, "comparisons: list unchanged metrics too (JSON always has them)")
 	fs.StringVar(&o.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 	fs.BoolVar(&o.check, "check", false, "exit 3 on failed or INVALID cases, cells without a result, regressions, or a comparison that matched no cell or lost a baseline cell or case")
@@ -149,6 +150,7 @@ func (o *reportOpts) compare(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.All = o.all
 	base, err := reports.SelectRuns(o.store, o.baseline)
 	if err != nil {
 		return err
@@ -185,6 +187,7 @@ func (o *reportOpts) compareWithin(e *env, sel string) error {
 	if err != nil {
 		return err
 	}
+	opts.All = o.all
 	bf, err := reports.ParseFilters(o.baseFilter)
 	if err != nil {
 		return usagef("--baseline-filter: %v", err)

@@ -23,7 +23,7 @@ validate prints one line per file: "FILE: ok", or the first problem with
 its place, "FILE:LINE:COL: at /cases/0/verdict: value must be one of ...".
 It exits 1 when a file is not valid. docs/results.md has a minimal harness
 in Python and in shell.`,
-	setup: group("result", []*command{
+	subs: []*command{
 		{name: "schema", summary: "Print the result.json v1 JSON Schema", setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			return func(e *env, args []string) error {
 				if len(args) != 0 {
@@ -54,7 +54,7 @@ in Python and in shell.`,
 				return nil
 			}
 		}},
-	}),
+	},
 }
 
 // validateResult says what is wrong with one file, or "".
