@@ -37,6 +37,9 @@ type Options struct {
 	// Binary is copied to DIR/bin/kvsweep for jobs that run kvsweep (two-node
 	// jobs coordinate through it); default: this executable.
 	Binary string
+	// NoBinary, when set, refuses a sweep whose jobs run kvsweep: this
+	// kvsweep cannot do what those jobs ask of it (a -tags lite build).
+	NoBinary error
 	// Image replaces the spec's container.image (its tag resolved to a
 	// digest); empty keeps the spec's.
 	Image string
@@ -94,6 +97,9 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 		c.Cells[j.Name] = entries
 	}
 	if needsBinary(m) {
+		if opts.NoBinary != nil {
+			return nil, fmt.Errorf("this sweep's jobs coordinate through kvsweep job (two-node or etcd cells): %w", opts.NoBinary)
+		}
 		if c.Binary = opts.Binary; c.Binary == "" {
 			exe, err := os.Executable()
 			if err != nil {

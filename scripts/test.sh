@@ -77,6 +77,7 @@ eval "$(scripts/buildkit-env.sh env)"
 
 echo "test.sh: go vet" >&2
 go vet ./...
+go vet -tags lite ./cmd/kvsweep
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/imagebuild"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sbatch"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -70,7 +69,7 @@ func (o *renderOpts) render(e *env, specPath string) error {
 		return err
 	}
 	opts := sbatch.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
-		NoArray: o.noArray, Version: version()}
+		NoArray: o.noArray, Version: version(), NoBinary: noBinary}
 	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
 		return err
 	}
@@ -127,7 +126,7 @@ func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (str
 	if !filepath.IsAbs(pins) {
 		pins = filepath.Join(filepath.Dir(specPath), pins)
 	}
-	expect, err := imagebuild.ExpectedCommits(context.Background(), pins)
+	expect, err := expectedCommits(context.Background(), pins)
 	return image, expect, err
 }
 
@@ -140,9 +139,5 @@ func (o *renderOpts) pin(e *env, image string) (string, error) {
 		}
 		return image, nil
 	}
-	var ropts []imagebuild.Option
-	if o.insecure {
-		ropts = append(ropts, imagebuild.WithInsecureRegistry())
-	}
-	return imagebuild.PinDigest(context.Background(), image, ropts...)
+	return pinDigest(context.Background(), image, o.insecure)
 }

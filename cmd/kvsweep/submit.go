@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/coord"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -99,7 +98,7 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	ctx, stop := interruptible()
 	defer stop()
 	if o.lock != "" && !o.opts.DryRun {
-		release, err := coord.LockURL(ctx, o.lock, m.SweepID)
+		release, err := lockURL(ctx, o.lock, m.SweepID)
 		if err != nil {
 			return err
 		}

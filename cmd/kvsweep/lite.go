@@ -1,0 +1,42 @@
+//go:build lite
+
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/pflag"
+)
+
+// A kvsweep built with -tags lite compiles in a third of the time (the
+// README's demo uses it): it plans, renders, submits, follows, collects and
+// reports, but has no image builder, no registry client and no etcd. The
+// commands and options that need them say so.
+
+var errLite = errors.New("this kvsweep was built with -tags lite, without BuildKit, the registry client and etcd; build it without the tag (go install ./cmd/kvsweep)")
+
+// noBinary refuses sweeps whose jobs run kvsweep job (etcd coordination).
+var noBinary = errLite
+
+func pinDigest(context.Context, string, bool) (string, error) {
+	return "", errors.Join(errors.New("pinning the image's tag to a digest needs the registry client (--offline keeps the tag)"), errLite)
+}
+
+func expectedCommits(context.Context, string) (map[string]string, error) {
+	return nil, errors.Join(errors.New("container.pins needs the pins reader"), errLite)
+}
+
+func lockURL(context.Context, string, string) (func(), error) {
+	return nil, errors.Join(errors.New("--lock needs the etcd client"), errLite)
+}
+
+func init() {
+	for _, name := range []string{"image", "job"} {
+		register(&command{name: name, args: "...", summary: "(not in a -tags lite build)",
+			setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+				fs.SetInterspersed(false)
+				return func(*env, []string) error { return errLite }
+			}})
+	}
+}
