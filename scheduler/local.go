@@ -321,6 +321,7 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 		want[j.ID] = true
 	}
 	executor := map[int]int{}
+	started := map[string]time.Time{}
 	for _, r := range recs {
 		if !want[strconv.Itoa(r.Seq)] {
 			continue
@@ -329,11 +330,19 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 		case r.Type == sweep.RecStarted && r.TaskID == "":
 			executor[r.Seq] = r.PID
 		case r.Type == sweep.RecStarted:
+			started[r.TaskID] = r.Time
 			if alive(r.PID) {
-				p.Tasks[r.TaskID] = sweep.TaskState{State: StateRunning, Source: "journal", Nodes: "localhost"}
+				p.Tasks[r.TaskID] = sweep.TaskState{State: StateRunning, Source: "journal", Nodes: "localhost",
+					Elapsed: FormatElapsed(time.Since(r.Time))}
 			}
 		case r.Type == sweep.RecFinished:
-			p.Tasks[r.TaskID] = sweep.TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
+			ts := sweep.TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
+			if t0, ok := started[r.TaskID]; ok {
+				ts.Elapsed = FormatElapsed(r.Time.Sub(t0))
+			} else if r.State == StateCancelled {
+				ts.Nodes, ts.Reason = "", "cancelled while queued"
+			}
+			p.Tasks[r.TaskID] = ts
 		}
 	}
 	// Tasks of a live executor that have not started are pending.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvsweep/kvsweep/internal/table"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -135,7 +136,7 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 		}
 		if err == nil && ok && markerIsFor(mk, cs.Task) {
 			cs.TaskState = sweep.TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
-				Nodes: mk.Host, Elapsed: mk.Finished.Sub(mk.Started).String()}
+				Nodes: mk.Host, Elapsed: FormatElapsed(mk.Finished.Sub(mk.Started))}
 			if mk.ExitCode != 0 {
 				cs.State = StateFailed
 			}
@@ -226,7 +227,8 @@ func WriteStatus(w io.Writer, cells []CellStatus, format string) error {
 		rows := make([][]string, len(cells))
 		for i, c := range cells {
 			exit := ""
-			if Terminal(c.State) && c.State != StateLost {
+			// A cell cancelled before it ran has no exit status to show.
+			if Terminal(c.State) && c.State != StateLost && !(c.State == StateCancelled && c.ExitCode == 0 && c.Signal == 0) {
 				exit = strconv.Itoa(c.ExitCode) + ":" + strconv.Itoa(c.Signal)
 			}
 			rows[i] = []string{c.ID, c.Name, c.Task, c.State, exit, c.Elapsed, c.Nodes, c.Reason}
@@ -238,4 +240,17 @@ func WriteStatus(w io.Writer, cells []CellStatus, format string) error {
 		return err
 	}
 	return fmt.Errorf("unknown format %q (expected table, markdown or json)", format)
+}
+
+// FormatElapsed writes d as sacct does: [D-]HH:MM:SS.
+func FormatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	days, h, m, sec := s/86400, s%86400/3600, s%3600/60, s%60
+	if days > 0 {
+		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, sec)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
 }

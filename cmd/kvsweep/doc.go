@@ -21,14 +21,14 @@
 // report turns runs into tables. status of a sweep that ran:
 //
 //	$ kvsweep status reports/testdata/mixed --scheduler local
-//	 id           | name                                           | job | state     | exit  | elapsed | nodes     | reason
-//	--------------+------------------------------------------------+-----+-----------+-------+---------+-----------+--------
-//	 7398c077bd4c | vllm-aggregated-qwen3.5-4b-sim-pass            | 1_0 | COMPLETED | 0:0   |         | localhost |
-//	 5e7d218443b2 | vllm-aggregated-qwen3.5-4b-sim-fail-case-tc-04 | 1_1 | FAILED    | 1:0   |         | localhost |
-//	 3f57e23d9fd3 | vllm-aggregated-qwen3.5-4b-sim-exit-3          | 1_2 | FAILED    | 3:0   |         | localhost |
-//	 8aeeb981ff70 | vllm-aggregated-qwen3.5-4b-sim-no-result       | 1_3 | COMPLETED | 0:0   |         | localhost |
-//	 36cfb723024c | vllm-aggregated-qwen3.5-4b-sim-garbage         | 1_4 | COMPLETED | 0:0   |         | localhost |
-//	 0679c50a248f | vllm-aggregated-qwen3.5-4b-sim-sleep-30        | 1_5 | TIMEOUT   | 143:0 |         | localhost |
+//	 id           | name                                           | job | state     | exit  | elapsed  | nodes     | reason
+//	--------------+------------------------------------------------+-----+-----------+-------+----------+-----------+--------
+//	 7398c077bd4c | vllm-aggregated-qwen3.5-4b-sim-pass            | 1_0 | COMPLETED | 0:0   | 00:00:01 | localhost |
+//	 5e7d218443b2 | vllm-aggregated-qwen3.5-4b-sim-fail-case-tc-04 | 1_1 | FAILED    | 1:0   | 00:00:01 | localhost |
+//	 3f57e23d9fd3 | vllm-aggregated-qwen3.5-4b-sim-exit-3          | 1_2 | FAILED    | 3:0   | 00:00:01 | localhost |
+//	 8aeeb981ff70 | vllm-aggregated-qwen3.5-4b-sim-no-result       | 1_3 | COMPLETED | 0:0   | 00:00:01 | localhost |
+//	 36cfb723024c | vllm-aggregated-qwen3.5-4b-sim-garbage         | 1_4 | COMPLETED | 0:0   | 00:00:00 | localhost |
+//	 0679c50a248f | vllm-aggregated-qwen3.5-4b-sim-sleep-30        | 1_5 | TIMEOUT   | 143:0 | 00:00:03 | localhost |
 //	6 cells: 3 COMPLETED, 2 FAILED, 1 TIMEOUT
 //
 // In a CI job, kvsweep ci SPEC --out DIR does all of it: it follows the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -117,7 +118,18 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
 	}
 	if err == nil && rep.Final != nil {
-		fmt.Fprintf(e.stdout, "local executor finished: %s\n", scheduler.CountsLine(rep.Final))
+		// What this call ran, then the whole sweep when that is more.
+		var ran []scheduler.CellStatus
+		for _, c := range rep.Final {
+			job, _, _ := strings.Cut(c.Task, "_")
+			if slices.Contains(rep.JobIDs, job) {
+				ran = append(ran, c)
+			}
+		}
+		fmt.Fprintf(e.stdout, "local executor finished %d cells: %s\n", len(ran), scheduler.CountsLine(ran))
+		if len(ran) < len(rep.Final) {
+			fmt.Fprintf(e.stdout, "sweep %s: %d cells: %s\n", m.SweepID, len(rep.Final), scheduler.CountsLine(rep.Final))
+		}
 	}
 	return err
 }
