@@ -122,6 +122,9 @@ type CollectOptions struct {
 	Manifest *sweep.Manifest
 	// Ref is recorded in the run (see Run.Ref).
 	Ref string
+	// Progress, if set, is told how many cells of total were taken up,
+	// every 256 cells and at the end, from one goroutine.
+	Progress func(done, total int)
 }
 
 // Collect reads every cell of the sweep in dir. Cells are read in parallel
@@ -178,9 +181,15 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	}
 	for i := range m.Cells {
 		next <- i
+		if opts.Progress != nil && i%256 == 0 {
+			opts.Progress(i, len(m.Cells))
+		}
 	}
 	close(next)
 	wg.Wait()
+	if opts.Progress != nil {
+		opts.Progress(len(m.Cells), len(m.Cells))
+	}
 	for _, c := range run.Cells {
 		if c.Started != "" && (run.Started == "" || c.Started < run.Started) {
 			run.Started = c.Started

@@ -112,7 +112,7 @@ func (o *ciOpts) follow(ctx context.Context, e *env, dir string) ([]scheduler.Ce
 	if err != nil {
 		return nil, err
 	}
-	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: o.interval, Show: lineProgress(e),
+	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: o.interval, Show: progress(e, o.submit.quiet),
 		Retried: retried(e), Submit: o.submit.opts})
 }
 

@@ -29,6 +29,7 @@ any cell is not OK; every other cell is collected all the same.`,
 		store := fs.String("store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", reports.DefaultMaxResultSize, "largest result.json accepted, in bytes")
+		quiet := quietFlag(fs)
 		return func(e *env, args []string) error {
 			dir, err := oneArg(args, "the sweep directory")
 			if err != nil {
@@ -37,7 +38,11 @@ any cell is not OK; every other cell is collected all the same.`,
 			if *noStore {
 				*store = ""
 			}
-			run, err := collect(e, dir, cfg, reports.CollectOptions{MaxResultSize: *maxSize}, *store)
+			opts := reports.CollectOptions{MaxResultSize: *maxSize}
+			if !*quiet && isTerminal(e.stderr) {
+				opts.Progress = countBar(e, "reading results")
+			}
+			run, err := collect(e, dir, cfg, opts, *store)
 			if err != nil {
 				return err
 			}

@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/kvsweep/kvsweep/scheduler"
 )
@@ -31,6 +28,7 @@ otherwise.`,
 		format := fs.String("format", "table", "table, markdown or json")
 		watch := fs.Bool("watch", false, "poll until every submitted cell is terminal")
 		interval := fs.Duration("interval", 10*time.Second, "time between polls with --watch")
+		quiet := quietFlag(fs)
 		return func(e *env, args []string) error {
 			dir, err := oneArg(args, "the sweep directory")
 			if err != nil {
@@ -41,7 +39,7 @@ otherwise.`,
 			}
 			cells, err := status(e, dir, cfg)
 			if *watch && err == nil {
-				cells, err = watchSweep(e, dir, cfg, *interval)
+				cells, err = watchSweep(e, dir, cfg, *interval, *quiet)
 			}
 			if err != nil {
 				return err
@@ -89,18 +87,14 @@ func status(e *env, dir string, cfg *scheduler.Config) ([]scheduler.CellStatus, 
 
 // watchSweep polls until every submitted cell is terminal, showing
 // progress: a bar on a terminal, a line per change otherwise.
-func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duration) ([]scheduler.CellStatus, error) {
+func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duration, quiet bool) ([]scheduler.CellStatus, error) {
 	_, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	show := lineProgress(e)
-	if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		show = barProgress(e)
-	}
-	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: show, Retried: retried(e)})
+	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: progress(e, quiet), Retried: retried(e)})
 }
 
 // retried says what an automatic retry of infra failures submitted.
@@ -112,37 +106,6 @@ func retried(e *env) func([]scheduler.CellStatus, []string) {
 				fmt.Fprintf(e.stderr, " away from %s", strings.Join(exclude, ","))
 			}
 			fmt.Fprintln(e.stderr)
-		}
-	}
-}
-
-// lineProgress prints the counts line whenever it changes.
-func lineProgress(e *env) func([]scheduler.CellStatus) {
-	last := ""
-	return func(cells []scheduler.CellStatus) {
-		if line := scheduler.CountsLine(cells); line != last {
-			fmt.Fprintf(e.stderr, "%s %s\n", time.Now().Format("15:04:05"), line)
-			last = line
-		}
-	}
-}
-
-// barProgress draws a progress bar of terminal cells with the counts.
-func barProgress(e *env) func([]scheduler.CellStatus) {
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
-	return func(cells []scheduler.CellStatus) {
-		done := 0
-		for _, c := range cells {
-			if scheduler.Terminal(c.State) {
-				done++
-			}
-		}
-		bar.ChangeMax(len(cells))
-		_ = bar.Set(done)
-		bar.Describe(scheduler.CountsLine(cells))
-		if scheduler.Done(cells) {
-			_ = bar.Finish()
 		}
 	}
 }

@@ -54,6 +54,7 @@ type submitOpts struct {
 	// the history store's recent runs out (0: off).
 	badNodes  int
 	badWindow time.Duration
+	quiet     bool
 }
 
 func submitFlags(fs *pflag.FlagSet) *submitOpts {
@@ -69,6 +70,7 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	fs.IntVar(&o.badNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
 	fs.DurationVar(&o.badWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
 	fs.StringVar(&o.store, "store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "show no progress while the local executor runs or --wait waits")
 	return o
 }
 
@@ -113,7 +115,24 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	opts.Submitted = func(rep *scheduler.SubmitReport) {
 		fmt.Fprintf(e.stdout, "submitted %d cells of sweep %s in %d %s calls\n", rep.Cells, m.SweepID, rep.Calls, submitCall[sched.Name()])
 	}
+	var stopProgress func([]scheduler.CellStatus)
+	if _, queue := sched.(scheduler.Queue); queue && !opts.DryRun {
+		// The local executor runs the cells before Submit returns.
+		show := progress(e, o.quiet)
+		submitted := opts.Submitted
+		opts.Submitted = func(rep *scheduler.SubmitReport) {
+			submitted(rep)
+			stopProgress = followLocal(e, dir, sched, show)
+		}
+	}
 	rep, err := scheduler.Submit(ctx, dir, sched, opts)
+	if stopProgress != nil {
+		var final []scheduler.CellStatus
+		if rep != nil {
+			final = rep.Final
+		}
+		stopProgress(final)
+	}
 	if rep != nil && rep.Adopted+rep.Abandoned > 0 {
 		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
 	}
