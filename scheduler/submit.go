@@ -120,7 +120,14 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 	crashHook("reconciled")
 	submitted := SubmittedCells(m, recs)
 	maxArray := opts.MaxArraySize
-	if maxArray <= 0 {
+	switch {
+	case maxArray > 0:
+	case opts.DryRun:
+		// A dry run asks nothing of the cluster: it may not be reachable
+		// from here. It says what it assumed instead.
+		maxArray = sweep.DefaultMaxArraySize
+		fmt.Fprintf(opts.Out, "# dry run: nothing was asked of the cluster; arrays split at MaxArraySize %d (Slurm's default; --max-array-size sets it)\n", maxArray)
+	default:
 		if maxArray, err = sched.MaxArraySize(ctx); err != nil {
 			return rep, err
 		}

@@ -65,7 +65,10 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	}
 	fs.BoolVar(&o.opts.Hold, "hold", false, "submit held (release with scontrol release)")
 	fs.StringSliceVar(&o.opts.Exclude, "exclude", nil, "keep the jobs off these nodes (sbatch --exclude)")
-	fs.BoolVar(&o.opts.DryRun, "dry-run", false, "print the sbatch command lines; submit nothing")
+	fs.BoolVar(&o.opts.DryRun, "dry-run", false, "print the sbatch command lines; submit nothing and ask the cluster nothing")
+	if fs.Lookup("max-array-size") == nil { // run and ci have render's
+		fs.IntVar(&o.opts.MaxArraySize, "max-array-size", 0, "split arrays at this many tasks (default: the cluster's MaxArraySize; 1001 with --dry-run)")
+	}
 	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	fs.IntVar(&o.badNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
 	fs.DurationVar(&o.badWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
