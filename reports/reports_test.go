@@ -106,7 +106,7 @@ func TestGolden(t *testing.T) {
 		golden.Check(t, filepath.Join("testdata", "golden", "history."+f), b.Bytes())
 	}
 	b.Reset()
-	if err := WriteHTML(&b, runs); err != nil {
+	if err := WriteHTML(&b, runs, "kvsweep history"); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "golden", "history.html"), b.Bytes())
@@ -445,7 +445,7 @@ func storeWriter(path, id string) error {
 // The HTML report is one file: no scripts, stylesheets or images fetched.
 func TestHTMLSelfContained(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteHTML(&b, []*Run{collectTestdata(t, "testdata/base"), collectTestdata(t, "testdata/cand")}); err != nil {
+	if err := WriteHTML(&b, []*Run{collectTestdata(t, "testdata/base"), collectTestdata(t, "testdata/cand")}, ""); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()
@@ -454,12 +454,24 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("the report fetches something: %q", bad)
 		}
 	}
-	// One chart per metric of TC-01, -02, -04 and -06 (6 metrics).
-	if n := strings.Count(html, "<svg"); n != 6 {
-		t.Errorf("%d charts, want one per metric (6)", n)
+	// One chart per metric and case: two metrics in each of TC-01, -02,
+	// -04 and -06.
+	if n := strings.Count(html, "<svg"); n != 8 {
+		t.Errorf("%d charts, want one per metric and case (8)", n)
 	}
-	if !strings.Contains(html, "<title>base-1: ") {
-		t.Error("chart points do not name their run")
+	if n := strings.Count(html, `class="y-title"`); n != 8 || strings.Count(html, `class="x-title"`) != 8 {
+		t.Errorf("charts without axis titles: %d y titles", n)
+	}
+	if !strings.Contains(html, "<title>vllm-aggregated-qwen3.5-4b base-1: ") {
+		t.Error("chart points do not name their cell and run")
+	}
+	// The candidate's kvcr commit changed, and its ttft is 30% worse on the
+	// shared topology: both are marked.
+	if !strings.Contains(html, "kvcr 0c1d2e3→9e8d7c6") {
+		t.Error("the commit change is not marked on the axis")
+	}
+	if !strings.Contains(html, `class="regression"`) || !strings.Contains(html, "regression from") {
+		t.Error("no regression marked")
 	}
 }
 

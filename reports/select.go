@@ -178,12 +178,12 @@ func Check(runs []*Run, comparison *Comparison, g Gates) error {
 // per run (markdown, table), one CSV under one header, one JUnit document,
 // one HTML page, or JSON: the run itself for a sweep directory or id, an
 // array of runs for a selector (IsSelector), however many it matched.
-func WriteRuns(w io.Writer, format string, runs []*Run, selector bool) error {
+func WriteRuns(w io.Writer, format string, runs []*Run, selector bool, label string) error {
 	switch format {
 	case "junit":
 		return WriteJUnit(w, runs...)
 	case "html":
-		return WriteHTML(w, runs)
+		return WriteHTML(w, runs, "kvsweep: "+label)
 	case "csv":
 		return writeSummaryCSV(w, runs)
 	case "json":
@@ -239,7 +239,28 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	}
 	runs := Select(all, fs)
 	if format == "html" || format == "junit" {
-		return runs, WriteRuns(w, format, runs, true)
+		var in []*Run
+		for _, r := range runs {
+			if d := runDate(r); (from.IsZero() || !d.Before(from)) && (to.IsZero() || !d.After(to)) {
+				in = append(in, r)
+			}
+		}
+		if format == "junit" {
+			return in, WriteJUnit(w, in...)
+		}
+		title := "kvsweep history"
+		var sel []string
+		sel = append(sel, q.Filters...)
+		if q.Since != "" {
+			sel = append(sel, "since "+q.Since)
+		}
+		if q.Until != "" {
+			sel = append(sel, "until "+q.Until)
+		}
+		if len(sel) > 0 {
+			title += ": " + strings.Join(sel, ", ")
+		}
+		return in, WriteHTML(w, in, title)
 	}
 	figures := q.Figures
 	if len(figures) == 0 {

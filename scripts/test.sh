@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client procps)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client procps chromium fonts-dejavu-core)
 
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh

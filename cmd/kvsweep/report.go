@@ -109,7 +109,7 @@ across the sides on every parameter except the filtered ones.`,
 			}
 			runs, err := reports.SelectRuns(o.store, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.format, runs, reports.IsSelector(args[0]))
+				err = reports.WriteRuns(e.stdout, o.format, runs, reports.IsSelector(args[0]), args[0])
 			}
 			return o.checked(runs, nil, err)
 		}

@@ -1,0 +1,422 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The history page: what a team opens before a release. One chart per
+// metric and test case with a line per cell (engine, topology, geometry;
+// repeats are samples of one point), the x-axis labelled by run date with
+// the component commits and image digests that changed marked on it, the
+// y-axis from the data with its unit and direction, and regressions (a
+// point worse than the same cell's previous point by more than
+// RegressionStep) marked. Under each chart the values behind it; then the
+// runs, newest first, with their verdict grids and notes. One file, no
+// scripts and nothing fetched: it opens from a CI artifact as it is.
+
+// RegressionStep is the change for the worse, from a cell's previous run,
+// that the history page marks as a regression.
+const RegressionStep = 0.05
+
+// chart geometry, in SVG user units; the SVG scales to the window.
+const (
+	chartW, chartH                    = 640, 260
+	plotL, plotR, plotT, plotB        = 64, 628, 30, 204
+	maxPointMarks                     = 60 // more runs than this: lines only
+	dateLayout, timeLayout, fullStamp = "01-02", "15:04", "2006-01-02 15:04"
+)
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
+
+type tick struct {
+	Pos           float64
+	Label, Label2 string
+}
+
+type mark struct {
+	X      float64
+	Label  string   // the whole change, for the tooltip
+	Lines  []string // one per component: "kvcr→9e8d7c6"
+	Anchor string   // start, or end past the middle of the plot
+	DX     int
+}
+
+type point struct {
+	X, Y  float64
+	Title string
+	Worse bool
+}
+
+type series struct {
+	Name, Color, Dash, Path string
+	Points                  []point
+	vals                    []float64 // per run, NaN where absent
+}
+
+type valueCell struct {
+	Text  string
+	Worse bool
+}
+
+type valueRow struct {
+	Date, Sweep, Changed string
+	Cells                []valueCell
+}
+
+type chartView struct {
+	ID, Metric, Case, Unit, Direction, YTitle string
+	W, H, L, R, T, B                          int
+	XTicks, YTicks                            []tick
+	Changes                                   []mark
+	Series                                    []*series
+	Regressions                               int
+	Rows                                      []valueRow // newest first
+}
+
+type gridRow struct {
+	Name, Outcome string
+	Verdicts      []string
+}
+
+type runSection struct {
+	ID, Date, Counts, Changed string
+	Cases                     []string
+	Cells                     []gridRow
+	Notes                     []Note
+}
+
+type pageView struct {
+	Title, Subtitle string
+	Charts          []chartView
+	History         []HistoryRow // newest first
+	Runs            []runSection // newest first
+}
+
+// runDate is when a run started, else when it was collected.
+func runDate(r *Run) time.Time {
+	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
+		if t, err := time.Parse(layout, r.Started); err == nil {
+			return t.UTC()
+		}
+	}
+	return r.CollectedAt.UTC()
+}
+
+// WriteHTML renders runs (oldest first) as the history page; title names
+// what was selected (the filters of report --history).
+func WriteHTML(w io.Writer, runs []*Run, title string) error {
+	if title == "" {
+		title = "kvsweep history"
+	}
+	v := pageView{Title: title}
+	if n := len(runs); n > 0 {
+		v.Subtitle = fmt.Sprintf("%d run(s), %s to %s (UTC).", n, runDate(runs[0]).Format(fullStamp), runDate(runs[n-1]).Format(fullStamp))
+	} else {
+		v.Subtitle = "No run to show."
+	}
+	changed := runChanges(runs)
+	v.Charts = historyCharts(runs, changed)
+	hist := History(runs, time.Time{}, time.Time{}, DefaultFigures)
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		cases := CaseIDs(r)
+		sec := runSection{ID: r.ID, Date: runDate(r).Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
+		for _, c := range r.Cells {
+			sec.Cells = append(sec.Cells, gridRow{c.Name, outcomeText(c), cellVerdicts(c, cases)})
+		}
+		v.Runs = append(v.Runs, sec)
+		if i < len(hist) {
+			v.History = append(v.History, hist[i])
+		}
+	}
+	return historyPage.Execute(w, v)
+}
+
+// runChanges says, per run, which component commits and image digests
+// differ from the run before it ("kvcr 0c1d2e3→9e8d7c6"); "" for none.
+func runChanges(runs []*Run) []string {
+	out := make([]string, len(runs))
+	var prev map[string]string
+	for i, r := range runs {
+		cur := map[string]string{}
+		for _, c := range r.Cells {
+			if c.Image.Digest != "" && cur["image"] == "" {
+				cur["image"] = ShortDigest(c.Image.Digest)
+			}
+			if sr := c.Image.SourceRevisions; sr != nil {
+				for _, n := range sr.Names() {
+					if cur[n] == "" && sr.Commit(n) != "" {
+						cur[n] = shortCommit(sr.Commit(n))
+					}
+				}
+			}
+		}
+		if prev != nil {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(cur)) {
+				if p, ok := prev[k]; ok && p != cur[k] {
+					parts = append(parts, k+" "+p+"→"+cur[k])
+				}
+			}
+			out[i] = strings.Join(parts, ", ")
+		}
+		prev = cur
+	}
+	return out
+}
+
+func shortCommit(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// historyCharts makes one chart per metric and case with a value in any run.
+func historyCharts(runs []*Run, changed []string) []chartView {
+	type chartKey struct{ metric, cs string }
+	type acc struct {
+		unit, dir string
+		series    map[string][][]float64 // series -> per run samples
+	}
+	all := map[chartKey]*acc{}
+	for i, r := range runs {
+		for _, c := range r.Cells {
+			if c.Outcome != OK && c.Outcome != HarnessFailed {
+				continue
+			}
+			name := cellKey(c.Params, []string{"repeat"})
+			for _, cs := range c.Cases {
+				for m, met := range cs.Metrics {
+					k := chartKey{m, cs.ID}
+					a := all[k]
+					if a == nil {
+						a = &acc{unit: met.Unit, dir: met.Direction, series: map[string][][]float64{}}
+						all[k] = a
+					}
+					if a.series[name] == nil {
+						a.series[name] = make([][]float64, len(runs))
+					}
+					a.series[name][i] = append(a.series[name][i], met.Value)
+				}
+			}
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(all), func(a, b chartKey) int {
+		return strings.Compare(a.metric+"\x00"+a.cs, b.metric+"\x00"+b.cs)
+	})
+	var out []chartView
+	for n, k := range keys {
+		a := all[k]
+		cv := chartView{ID: fmt.Sprintf("chart-%d", n), Metric: k.metric, Case: k.cs, Unit: a.unit, Direction: a.dir,
+			W: chartW, H: chartH, L: plotL, R: plotR, T: plotT, B: plotB}
+		cv.YTitle = k.metric
+		if a.unit != "" {
+			cv.YTitle += " (" + a.unit + ")"
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for si, name := range slices.Sorted(maps.Keys(a.series)) {
+			s := &series{Name: name, Color: palette[si%len(palette)], vals: make([]float64, len(runs))}
+			if si >= len(palette) {
+				s.Dash = "6 3"
+			}
+			for i, xs := range a.series[name] {
+				s.vals[i] = math.NaN()
+				if len(xs) > 0 {
+					s.vals[i] = median(xs)
+					lo, hi = math.Min(lo, s.vals[i]), math.Max(hi, s.vals[i])
+				}
+			}
+			cv.Series = append(cv.Series, s)
+		}
+		var yOf func(float64) float64
+		lo, hi, cv.YTicks, yOf = yAxis(lo, hi)
+		_ = lo
+		_ = hi
+		xOf := func(i int) float64 {
+			if len(runs) == 1 {
+				return float64(plotL+plotR) / 2
+			}
+			return plotL + float64(i)*float64(plotR-plotL)/float64(len(runs)-1)
+		}
+		cv.XTicks = xTicks(runs, xOf)
+		for i := 1; i < len(runs); i++ {
+			if changed[i] != "" {
+				m := mark{X: (xOf(i-1) + xOf(i)) / 2, Label: changed[i], Anchor: "start", DX: 3}
+				if m.X > (plotL+plotR)/2 {
+					m.Anchor, m.DX = "end", -3
+				}
+				for _, part := range strings.Split(changed[i], ", ") {
+					name, rest, _ := strings.Cut(part, " ")
+					_, to, _ := strings.Cut(rest, "→")
+					m.Lines = append(m.Lines, name+"→"+to)
+				}
+				cv.Changes = append(cv.Changes, m)
+			}
+		}
+		for _, s := range cv.Series {
+			var path strings.Builder
+			prev := math.NaN()
+			for i, v := range s.vals {
+				if math.IsNaN(v) {
+					continue
+				}
+				x, y := xOf(i), yOf(v)
+				cmd := "L"
+				if path.Len() == 0 {
+					cmd = "M"
+				}
+				fmt.Fprintf(&path, "%s%.1f %.1f", cmd, x, y)
+				worse := !math.IsNaN(prev) && isWorse(a.dir, prev, v)
+				if worse {
+					cv.Regressions++
+				}
+				if worse || len(runs) <= maxPointMarks {
+					title := fmt.Sprintf("%s %s: %s %s", s.Name, runs[i].ID, num(v), a.unit)
+					if worse {
+						title += fmt.Sprintf(" — regression from %s (%+.1f%%)", num(prev), (v-prev)/math.Abs(prev)*100)
+					}
+					s.Points = append(s.Points, point{X: x, Y: y, Title: title, Worse: worse})
+				}
+				prev = v
+			}
+			s.Path = path.String()
+		}
+		// The values behind the chart, newest first.
+		for i := len(runs) - 1; i >= 0; i-- {
+			row := valueRow{Date: runDate(runs[i]).Format(fullStamp), Sweep: runs[i].ID, Changed: changed[i]}
+			for _, s := range cv.Series {
+				v := s.vals[i]
+				if math.IsNaN(v) {
+					row.Cells = append(row.Cells, valueCell{Text: "–"})
+					continue
+				}
+				p := math.NaN()
+				for j := i - 1; j >= 0 && math.IsNaN(p); j-- {
+					p = s.vals[j]
+				}
+				row.Cells = append(row.Cells, valueCell{Text: num(v), Worse: !math.IsNaN(p) && isWorse(a.dir, p, v)})
+			}
+			cv.Rows = append(cv.Rows, row)
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// isWorse reports whether v is worse than prev by more than RegressionStep
+// in the metric's direction.
+func isWorse(dir string, prev, v float64) bool {
+	if prev == 0 {
+		return false
+	}
+	d := (v - prev) / math.Abs(prev)
+	return (dir == "lower" && d > RegressionStep) || (dir == "higher" && d < -RegressionStep)
+}
+
+// yAxis picks the range and about five round ticks from the data: never
+// below zero for data that is not, never a flat line's ±1.
+func yAxis(lo, hi float64) (float64, float64, []tick, func(float64) float64) {
+	span := hi - lo
+	if span == 0 {
+		span = math.Abs(hi) * 0.1
+		if span == 0 {
+			span = 1
+		}
+	}
+	dlo := lo
+	lo, hi = lo-span*0.1, hi+span*0.1
+	if dlo >= 0 && lo < 0 {
+		lo = 0
+	}
+	step := niceStep((hi - lo) / 4)
+	lo = math.Floor(lo/step) * step
+	hi = math.Ceil(hi/step) * step
+	yOf := func(v float64) float64 { return plotB - (v-lo)/(hi-lo)*float64(plotB-plotT) }
+	var ticks []tick
+	for v := lo; v <= hi+step/2; v += step {
+		ticks = append(ticks, tick{Pos: yOf(v), Label: num(math.Round(v/step) * step)})
+	}
+	return lo, hi, ticks, yOf
+}
+
+// niceStep rounds x up to 1, 2 or 5 times a power of ten.
+func niceStep(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// xTicks labels at most eight runs, evenly spread, with date and time.
+func xTicks(runs []*Run, xOf func(int) float64) []tick {
+	step := max(1, (len(runs)+7)/8)
+	var out []tick
+	for i := 0; i < len(runs); i += step {
+		d := runDate(runs[i])
+		out = append(out, tick{Pos: xOf(i), Label: d.Format(dateLayout), Label2: d.Format(timeLayout)})
+	}
+	return out
+}
+
+var historyPage = template.Must(template.New("history").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:1em auto;padding:0 1em;color:#222;max-width:1400px}
+h1{font-size:1.5em;margin-bottom:0}.sub{color:#555;margin-top:.2em}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;white-space:nowrap}
+th{background:#f3f3f3}.PASS{background:#e6f4e6}.FAIL,.ERROR,.INVALID{background:#fbe3e3}.MISSING,.NOT_REPORTED{background:#fff3cd}
+td.worse{background:#fbe3e3;font-weight:600}.changed{color:#8a4b00}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:1.5em}
+figure{margin:0}figcaption{font-weight:600}figcaption small{font-weight:400;color:#555}
+svg.chart{width:100%;height:auto;background:#fff;border:1px solid #ddd}
+svg text{font:11px system-ui,sans-serif;fill:#333}svg .grid{stroke:#eee}svg .axis{stroke:#888}
+svg .change{stroke:#c77700;stroke-dasharray:4 3}svg .change-label{fill:#8a4b00;font-size:10px}
+.legend{display:flex;flex-wrap:wrap;gap:.2em 1em;font-size:12px;margin:.2em 0}.legend i{display:inline-block;width:1.2em;height:3px;vertical-align:middle;margin-right:.3em}
+details summary{cursor:pointer;color:#555}
+ul.notes{margin:.3em 0}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p class="sub">{{.Subtitle}} Regressions (worse than the same cell's previous run by more than 5%) are marked in red.</p>
+{{if .Charts}}<h2>Metrics by test case</h2><div class="charts">
+{{range .Charts}}<figure id="{{.ID}}"><figcaption>{{.Metric}} — {{.Case}} <small>{{if .Unit}}{{.Unit}}, {{end}}{{if .Direction}}{{.Direction}} is better{{end}}{{if .Regressions}}, {{.Regressions}} regression(s){{end}}</small></figcaption>
+<div class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Name}}</span>{{end}}</div>
+<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Metric}} for {{.Case}} by run">
+{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.L}}" x2="{{$c.R}}" y1="{{.Pos}}" y2="{{.Pos}}"/><text class="y-tick" x="{{$c.L}}" dx="-4" y="{{.Pos}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}<line class="axis" x1="{{.L}}" x2="{{.R}}" y1="{{.B}}" y2="{{.B}}"/><line class="axis" x1="{{.L}}" x2="{{.L}}" y1="{{.T}}" y2="{{.B}}"/>
+{{range .XTicks}}<text class="x-tick" x="{{.Pos}}" y="{{$c.B}}" dy="14" text-anchor="middle">{{.Label}}<tspan x="{{.Pos}}" dy="12">{{.Label2}}</tspan></text>
+{{end}}<text class="x-title" x="{{.R}}" y="{{.H}}" dy="-4" text-anchor="end">run date (UTC)</text>
+<text class="y-title" transform="rotate(-90)" x="-{{.T}}" y="12" text-anchor="end">{{.YTitle}}</text>
+{{range .Changes}}<line class="change" x1="{{.X}}" x2="{{.X}}" y1="{{$c.T}}" y2="{{$c.B}}"><title>changed: {{.Label}}</title></line><text class="change-label" x="{{.X}}" y="{{$c.T}}" text-anchor="{{.Anchor}}">{{$m := .}}{{range $i, $l := .Lines}}<tspan x="{{$m.X}}" dx="{{$m.DX}}" dy="{{if $i}}11{{else}}10{{end}}">{{$l}}</tspan>{{end}}</text>
+{{end}}{{range .Series}}<path d="{{.Path}}" fill="none" stroke="{{.Color}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
+{{$s := .}}{{range .Points}}<circle cx="{{.X}}" cy="{{.Y}}" {{if .Worse}}r="5" fill="#d00" class="regression"{{else}}r="2.5" fill="{{$s.Color}}"{{end}}><title>{{.Title}}</title></circle>{{end}}
+{{end}}</svg>
+<details><summary>values</summary><div class="scroll"><table><tr><th>date</th><th>sweep</th>{{range .Series}}<th>{{.Name}}</th>{{end}}<th>changed</th></tr>
+{{range .Rows}}<tr><td>{{.Date}}</td><td>{{.Sweep}}</td>{{range .Cells}}<td{{if .Worse}} class="worse"{{end}}>{{.Text}}</td>{{end}}<td class="changed">{{.Changed}}</td></tr>
+{{end}}</table></div></details></figure>
+{{end}}</div>{{end}}
+<h2>Runs, newest first</h2>
+<div class="scroll"><table><tr><th>date</th><th>sweep</th><th>topology</th><th>engine</th><th>image</th><th>revisions</th><th>cases passed</th><th>notes</th></tr>
+{{range .History}}<tr><td>{{.Date}}</td><td><a href="#run-{{.Sweep}}">{{.Sweep}}</a></td><td>{{range $i, $t := .Topologies}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{range $i, $e := .Engines}}{{if $i}}, {{end}}{{$e}}{{end}}</td><td>{{.Image}}</td><td>{{.Revisions}}</td><td>{{.Passed}}/{{.Total}}{{if .Missing}} ({{.Missing}} cells missing){{end}}</td><td>{{len .Notes}}</td></tr>
+{{end}}</table></div>
+{{range .Runs}}<h3 id="run-{{.ID}}">{{.ID}} <small>{{.Date}} — {{.Counts}}</small></h3>{{if .Changed}}<p class="changed">changed since the run before: {{.Changed}}</p>{{end}}
+<div class="scroll"><table><tr><th>cell</th><th>outcome</th>{{range .Cases}}<th>{{.}}</th>{{end}}</tr>
+{{range .Cells}}<tr><td>{{.Name}}</td><td>{{.Outcome}}</td>{{range .Verdicts}}<td class="{{.}}">{{.}}</td>{{end}}</tr>
+{{end}}</table></div>
+{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{if .Cell}}<b>{{.Cell}}</b>: {{end}}{{.Text}} <small>({{.Author}}, {{.Time.UTC.Format "2006-01-02 15:04"}})</small></li>{{end}}</ul>{{end}}
+{{end}}</body></html>
+`))
