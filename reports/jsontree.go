@@ -21,6 +21,15 @@ const maxJSONDepth = 64
 // nesting past maxJSONDepth, and data after the document. Errors carry
 // the JSON pointer of the place.
 func decodeJSON(b []byte) (any, error) {
+	if v, ok := fastDecode(b); ok {
+		return v, nil
+	}
+	return slowDecodeJSON(b)
+}
+
+// slowDecodeJSON is decodeJSON on json.Decoder's tokens: the reference
+// fastDecode is held to, and the one that says what is wrong and where.
+func slowDecodeJSON(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	v, err := decodeValue(dec, "", 0)
