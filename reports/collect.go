@@ -163,6 +163,11 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		// A frozen spec that does not parse costs the spec's part of "what changed" only.
 		run.Spec, _ = yamlpos.Flatten(sweep.SpecFile, b)
 	}
+	sroot, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer sroot.Close()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < opts.Workers; w++ {
@@ -171,8 +176,10 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			defer wg.Done()
 			for i := range next {
 				c := m.Cells[i]
-				started := sweep.IsFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.StartedFile)
-				cr := collectCell(root, m, c, started, opts)
+				files := sweep.OpenCellFiles(sroot, root, c.ID)
+				started := files.IsFile(sweep.StartedFile)
+				cr := collectCell(root, files, m, c, started, opts)
+				files.Close()
 				v.apply(&cr, c.Topology)
 				cr.Class = classify(cr, started)
 				run.Cells[i] = cr
@@ -199,7 +206,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 }
 
 // collectCell reads one cell; started says whether its harness started.
-func collectCell(root string, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions) CellResult {
+func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions) CellResult {
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
@@ -210,7 +217,7 @@ func collectCell(root string, m *sweep.Manifest, c sweep.Cell, started bool, opt
 			cr.Earlier = append(cr.Earlier, Attempt{State: e.State, Nodes: e.Nodes, Class: stateClass(e.State)})
 		}
 	}
-	mk, hasMarker, err := sweep.ReadExitMarker(root, c.ID)
+	mk, hasMarker, err := sweep.CellExitMarker(files, c.ID)
 	if err != nil {
 		// A marker that cannot be read says nothing trustworthy about how
 		// the job ended: the cell has no valid outcome.
@@ -226,23 +233,23 @@ func collectCell(root string, m *sweep.Manifest, c sweep.Cell, started bool, opt
 		}
 		cr.Cluster = mk.Cluster
 	}
-	cr.Image.SourceRevisions = readRevisions(root, c.ID)
-	if b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.NoRevisionsFile, sweep.MaxMarkerSize); err == nil {
+	cr.Image.SourceRevisions = readRevisions(files)
+	if b, err := files.ReadFile(sweep.NoRevisionsFile, sweep.MaxMarkerSize); err == nil {
 		cr.NoProvenance = strings.TrimSpace(string(b))
 	}
-	if b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.MismatchFile, sweep.MaxMarkerSize); err == nil {
+	if b, err := files.ReadFile(sweep.MismatchFile, sweep.MaxMarkerSize); err == nil {
 		cr.Outcome = ProvenanceMismatch
 		cr.Detail = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", " ; ")), " ")
 		return cr
 	}
 
-	if why, failed := adapterFailure(root, m, c.ID); failed {
+	if why, failed := adapterFailure(root, files, m, c.ID); failed {
 		cr.Outcome, cr.Detail = Invalid, why
 		return cr
 	}
-	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+sweep.ResultFile, opts.MaxResultSize)
+	b, err := files.ReadFile(sweep.ResultFile, opts.MaxResultSize)
 	if errors.Is(err, os.ErrNotExist) && m.Native != nil {
-		return collectNative(root, m.Native, c, cr, opts)
+		return collectNative(files, m.Native, c, cr, opts)
 	}
 	var refused *sweep.RefusedError
 	switch {
@@ -354,8 +361,8 @@ func stateClass(state string) string {
 
 // readRevisions reads the source-revisions.json the job copied out of the
 // image into the cell directory; nil when there is none or it is not one.
-func readRevisions(root, cellID string) *provenance.SourceRevisions {
-	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+cellID+"/"+sweep.RevisionsFile, sweep.MaxRevisionsSize)
+func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
+	b, err := files.ReadFile(sweep.RevisionsFile, sweep.MaxRevisionsSize)
 	if err != nil {
 		return nil
 	}
@@ -504,9 +511,9 @@ func (v *validity) apply(cr *CellResult, topology string) {
 
 // adapterFailure says why the cell's result adapter failed, when it did:
 // its command, exit status and the tail of its output.
-func adapterFailure(root string, m *sweep.Manifest, cellID string) (string, bool) {
+func adapterFailure(root string, files *sweep.CellFiles, m *sweep.Manifest, cellID string) (string, bool) {
 	dir := sweep.CellsDir + "/" + cellID + "/"
-	b, err := sweep.ReadFile(root, dir+sweep.AdapterFailedFile, sweep.MaxMarkerSize)
+	b, err := files.ReadFile(sweep.AdapterFailedFile, sweep.MaxMarkerSize)
 	if err != nil {
 		return "", false
 	}
@@ -524,9 +531,9 @@ func adapterFailure(root string, m *sweep.Manifest, cellID string) (string, bool
 
 // collectNative reads a cell's result from the harness's own JSON by the
 // spec's mapping; the native file stays as it is.
-func collectNative(root string, nr *sweep.NativeResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
-	mk, hasMarker, _ := sweep.ReadExitMarker(root, c.ID)
-	b, err := sweep.ReadFile(root, sweep.CellsDir+"/"+c.ID+"/"+nr.File, opts.MaxResultSize)
+func collectNative(files *sweep.CellFiles, nr *sweep.NativeResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
+	mk, hasMarker, _ := sweep.CellExitMarker(files, c.ID)
+	b, err := files.ReadFile(nr.File, opts.MaxResultSize)
 	if errors.Is(err, os.ErrNotExist) {
 		cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
 		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", nr.File, cr.State)

@@ -46,9 +46,15 @@ func ReadFile(dir, rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
+	return readIn(root, filepath.FromSlash(rel), dir, rel, max)
+}
+
+// readIn is ReadFile of name inside root, which is the directory rel's
+// last component is in; dir and rel name it for errors.
+func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 	// O_NONBLOCK: opening a FIFO must not wait for a writer; on a regular
 	// file it changes nothing.
-	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil, err
@@ -66,7 +72,8 @@ func ReadFile(dir, rel string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(fi.Size()), Size(max))}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	b := make([]byte, 0, fi.Size()+1)
+	b, err = readAllInto(io.LimitReader(f, max+1), b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
@@ -74,6 +81,89 @@ func ReadFile(dir, rel string, max int64) ([]byte, error) {
 		return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
 	}
 	return b, nil
+}
+
+// readAllInto is io.ReadAll into b's spare capacity (sized from Stat, so
+// a file that does not grow is read without copying).
+func readAllInto(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// CellFiles reads the files of one cell directory, cells/ID, through one
+// open handle with ReadFile's guarantees: the directory is listed once, so
+// a file it does not hold is absent without a system call. Collect opens
+// one per cell instead of walking the path anew for every file.
+type CellFiles struct {
+	dir, prefix string
+	root        *os.Root // nil when cells/ID could not be opened
+	names       map[string]bool
+	err         error // why cells/ID could not be opened
+}
+
+// OpenCellFiles opens cells/ID of the sweep directory dir, whose root
+// sweep is (one os.Root shared by every cell).
+func OpenCellFiles(sweep *os.Root, dir, id string) *CellFiles {
+	c := &CellFiles{dir: dir, prefix: CellsDir + "/" + id + "/"}
+	rel := CellsDir + "/" + id
+	root, err := sweep.OpenRoot(filepath.FromSlash(rel))
+	if err != nil {
+		c.err = err // said per file by ReadFile
+		return c
+	}
+	c.root = root
+	if d, err := root.Open("."); err == nil {
+		if names, err := d.Readdirnames(-1); err == nil {
+			c.names = make(map[string]bool, len(names))
+			for _, n := range names {
+				c.names[n] = true
+			}
+		}
+		d.Close()
+	}
+	return c
+}
+
+// ReadFile reads name (slash-separated, inside the cell directory).
+func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
+	if c.root == nil {
+		if errors.Is(c.err, fs.ErrNotExist) || errors.Is(c.err, fs.ErrPermission) {
+			return nil, c.err
+		}
+		return nil, &RefusedError{c.prefix + name, escape(c.dir, c.prefix+name, c.err)}
+	}
+	first, _, _ := strings.Cut(name, "/")
+	if c.names != nil && !c.names[first] {
+		return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
+	}
+	return readIn(c.root, filepath.FromSlash(name), c.dir, c.prefix+name, max)
+}
+
+// IsFile reports whether name is a regular file in the cell directory.
+func (c *CellFiles) IsFile(name string) bool {
+	if c.root == nil || (c.names != nil && !c.names[name]) {
+		return false
+	}
+	fi, err := c.root.Lstat(filepath.FromSlash(name))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Close releases the directory.
+func (c *CellFiles) Close() {
+	if c.root != nil {
+		c.root.Close()
+	}
 }
 
 // IsFile reports whether rel, a slash-separated path inside the sweep

@@ -255,6 +255,16 @@ type ExitMarker struct {
 // ReadExitMarker reads a cell's exit marker; ok is false when there is none.
 func ReadExitMarker(sweepDir, cellID string) (m ExitMarker, ok bool, err error) {
 	b, err := ReadFile(sweepDir, CellsDir+"/"+cellID+"/"+ExitFile, MaxMarkerSize)
+	return parseExitMarker(b, err, cellID)
+}
+
+// CellExitMarker is ReadExitMarker through an open cell directory.
+func CellExitMarker(c *CellFiles, cellID string) (m ExitMarker, ok bool, err error) {
+	b, err := c.ReadFile(ExitFile, MaxMarkerSize)
+	return parseExitMarker(b, err, cellID)
+}
+
+func parseExitMarker(b []byte, err error, cellID string) (m ExitMarker, ok bool, _ error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return m, false, nil
 	}
