@@ -232,10 +232,11 @@ func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err e
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts.
 func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath string) (*reports.Run, error) {
-	_, sched, err := openSweep(e, dir, cfg)
+	m, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
+	opts.Manifest = m // read once: a large sweep's manifest is megabytes
 	opts.States, err = scheduler.States(context.Background(), dir, sched, func(err error) {
 		fmt.Fprintf(e.stderr, "kvsweep collect: the scheduler could not be asked (%v); cells without a result show the state recorded in the sweep directory\n", err)
 	})
