@@ -57,23 +57,25 @@ export -f kv
 export work
 schema=reports/schema/result.v1.json
 has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
-for _ in 1 2 3; do
+RUNS=${RUNS:-5}
+for _ in $(seq "$RUNS"); do
 	measure kvsweep bash -c kv
 	measure python python3 bench/collect_py.py "$work/sweep"
 	if [ "$has_jsonschema" = yes ]; then
 		measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep"
 	fi
 done
-med() { sort -n "$1" | sed -n 2p; }
+med() { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+span() { sort -n "$1" | awk '{v[NR]=$1} END {printf "min %d, max %d, n=%d", v[1], v[NR], NR}'; }
 kv_ms=$(med "$work/kvsweep.ms")
 py_ms=$(med "$work/python.ms")
 echo "results:               $((20 * REPEATS)) result.json files, $(du -sh "$work/sweep/cells" | cut -f1)"
-echo "kvsweep collect+report: median ${kv_ms} ms of 3 ($(paste -sd' ' "$work/kvsweep.ms")), max RSS $(($(sort -n "$work/kvsweep.rsss" | tail -1) / 1024)) MiB"
-echo "python3 stdlib script:  median ${py_ms} ms of 3 ($(paste -sd' ' "$work/python.ms")), max RSS $(($(sort -n "$work/python.rsss" | tail -1) / 1024)) MiB"
+echo "kvsweep collect+report: median ${kv_ms} ms ($(span "$work/kvsweep.ms")), max RSS $(($(sort -n "$work/kvsweep.rsss" | tail -1) / 1024)) MiB"
+echo "python3 stdlib script:  median ${py_ms} ms ($(span "$work/python.ms")), max RSS $(($(sort -n "$work/python.rsss" | tail -1) / 1024)) MiB"
 echo "ratio:                  $(awk -v a="$py_ms" -v b="$kv_ms" 'BEGIN {printf "%.2f (python / kvsweep wall time)", a / b}')"
 if [ "$has_jsonschema" = yes ]; then
 	ps_ms=$(med "$work/pyschema.ms")
-	echo "python3 + jsonschema:   median ${ps_ms} ms of 3 ($(paste -sd' ' "$work/pyschema.ms")), max RSS $(($(sort -n "$work/pyschema.rsss" | tail -1) / 1024)) MiB"
+	echo "python3 + jsonschema:   median ${ps_ms} ms ($(span "$work/pyschema.ms")), max RSS $(($(sort -n "$work/pyschema.rsss" | tail -1) / 1024)) MiB"
 	echo "ratio, same validation: $(awk -v a="$ps_ms" -v b="$kv_ms" 'BEGIN {printf "%.1f (python+jsonschema / kvsweep wall time)", a / b}')"
 fi
 echo "report size:            kvsweep $(wc -c <"$work/kvsweep.out") bytes, python $(wc -c <"$work/python.out") bytes"

@@ -27,7 +27,7 @@ harness:
   command: [python3, -m, tests.e2e.phase1, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}", --repeat, "{{.Params.repeat}}"]
 topologies:
   aggregated: {resources: {gpus_per_node: 2, time: 2h}}
-  sidecar: {resources: {gpus_per_node: 2, time: 2h}, args: [--external-services, "{{.CellDir}}/services"]}
+  sidecar: {resources: {gpus_per_node: 2, time: 2h}, args: [--external-services, "{{.CellDir}}/services"], service: [kvcr-service, --socket-dir, "{{.CellDir}}/services"]}
   disagg-2p1d: {resources: {gpus_per_node: 3, time: 3h}, args: [--topology, disagg]}
   disagg-2p1d-shared: {kind: disagg-2p1d, resources: {gpus_per_node: 2, time: 2h}, args: [--topology, disagg]}
   two-node: {resources: {nodes: 2, gpus_per_node: 1, time: 3h}, agent: [agent]}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench/run.sh: every benchmark of the project, one after the other, on
+# this machine, with the services they need started and stopped through
+# the project's own scripts (a test slot of their own). Prints each
+# benchmark's figures (medians with min and max; RUNS sets the repeats,
+# default 5), then the lines that carry the ratios and targets, with the
+# date and the machine. Needs root, like scripts/test.sh.
+#
+#   bench/run.sh            everything
+#   bench/run.sh collect    only some: render, submit, collect, image
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RUNS=${RUNS:-5}
+export KVSWEEP_TEST_SLOT=${KVSWEEP_TEST_SLOT:-$((50 + $$ % 40))}
+[ $# -gt 0 ] || set -- render submit collect image
+out=$(mktemp)
+started=()
+stop() {
+	for s in "${started[@]}"; do scripts/"$s"-env.sh stop >/dev/null 2>&1 || true; done
+	rm -f "$out"
+}
+trap stop EXIT
+need() { # start a service set once
+	case " ${started[*]} " in *" $1 "*) return ;; esac
+	scripts/"$1"-env.sh install
+	scripts/"$1"-env.sh start
+	started+=("$1")
+	eval "$(scripts/"$1"-env.sh env)"
+}
+section() { printf '\n## %s\n\n' "$1" | tee -a "$out"; }
+
+for b in "$@"; do
+	case $b in
+	render)
+		section "plan + render of 10,000 cells (go test ./sbatch -bench 10k, $RUNS runs)"
+		go test ./sbatch -run XXX -bench 10k -benchtime 5x -count "$RUNS" -benchmem | grep '^BenchmarkPlanRender10k' >"$out.render"
+		ms=$(awk '{print $3 / 1e6}' "$out.render" | sort -n | awk '{v[NR]=$1} END {printf "median %.0f ms (min %.0f, max %.0f) of %d", v[int((NR+1)/2)], v[1], v[NR], NR}')
+		mb=$(awk '{print $5 / 1048576}' "$out.render" | sort -n | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)]}')
+		echo "plan+render 10k cells: $ms, $mb MB allocated (target: under 300 ms / 100 MB)" | tee -a "$out"
+		rm -f "$out.render"
+		;;
+	submit)
+		need slurm
+		section "submit and poll of 1,000 held cells on the test cluster"
+		bench/submit.sh 1000 | tee -a "$out"
+		;;
+	collect)
+		section "collect + report of 10,000 results"
+		bench/collect.sh | tee -a "$out"
+		;;
+	image)
+		need buildkit
+		section "image builds against buildctl"
+		bench/image.sh | tee -a "$out"
+		;;
+	*)
+		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image)" >&2
+		exit 2
+		;;
+	esac
+done
+
+printf '\n## Summary (%s, %s, %s CPUs)\n\n' "$(date -u +%Y-%m-%d)" "$(uname -m)" "$(nproc)"
+grep -E 'ratio|speed-up|target|median' "$out" | sed 's/^/- /'
