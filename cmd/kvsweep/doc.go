@@ -35,12 +35,17 @@
 // sweep, retries infra failures under the spec's policy, writes the step
 // summary and JUnit, and exits by the gates (docs/ci.md). kvsweep logs
 // shows a cell's log tails; kvsweep nodes, the nodes that failed sweeps.
+// report SEL --baseline-filter engine=vllm-bare reads a run's bare-engine
+// probes against its KVCR cells; kvsweep note keeps a finding with its run
+// in the history store, and report --history shows it. While a command
+// waits (the local executor, --wait, --watch) it shows a bar on a terminal,
+// a line per change otherwise, and nothing with --quiet.
 //
 // Each example above runs in the tests (doc_test.go) from the repository
 // root, and its output must match, so this page stays true.
 //
-// Exit status: 0 success; 1 the operation failed; 2 a usage or spec error
-// (nothing was done); 3 a gate of report --check or ci failed: a failed or
+// Exit status: 0 success; 1 the operation failed; 2 a usage or spec error,
+// or an input that is not there (nothing was done); 3 a gate of report --check or ci failed: a failed or
 // INVALID case, a cell without a result, a regression, or a comparison that
 // matched no cell or lost a baseline cell or case.
 package main
