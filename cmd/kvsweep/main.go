@@ -176,9 +176,10 @@ Commands:
 	fmt.Fprint(w, `
 Run 'kvsweep help <command>' for a command's flags.
 
-Exit status: 0 success, 1 the operation failed, 2 usage or spec error,
-3 a gate of report --check or ci failed (failed or INVALID cases, cells
-without a result, regressions, a comparison that matched nothing).
+Exit status: 0 success, 1 the operation failed, 2 usage or spec error or a
+missing input, 3 a gate of report --check or ci failed (failed or INVALID
+cases, cells without a result, regressions, a comparison that matched
+nothing).
 `)
 }
 
