@@ -345,14 +345,17 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 			p.Tasks[r.TaskID] = ts
 		}
 	}
-	// Tasks of a live executor that have not started are pending.
-	m, err := sweep.ReadManifest(l.Dir)
-	if err != nil {
-		return nil, err
-	}
+	// Tasks of a live executor that have not started are pending. The
+	// manifest (megabytes for a large sweep) is read only when there are.
+	var m *sweep.Manifest
 	for _, s := range sweep.Submissions(recs) {
 		if s.JobID == "" || !want[s.JobID] || !alive(executor[s.Intent.Seq]) {
 			continue
+		}
+		if m == nil {
+			if m, err = sweep.ReadManifest(l.Dir); err != nil {
+				return nil, err
+			}
 		}
 		idx, _ := sweep.ParseIndices(s.Intent.Indices)
 		array := m.JobByName(s.Intent.Job) != nil && m.JobByName(s.Intent.Job).Array
