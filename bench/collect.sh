@@ -65,6 +65,19 @@ for _ in $(seq "$RUNS"); do
 		measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep"
 	fi
 done
+# A faster wrong answer must not pass: kvsweep's rows (from report --format
+# csv) and the script's, cell by case by metric, must be the same.
+"$work/kvsweep" report "$work/sweep" --format csv | python3 -c '
+import csv, sys
+rows = ["\t".join([r["cell"], r["case"], r["verdict"], r["metric"], r["value"]])
+        for r in csv.DictReader(sys.stdin) if r["outcome"] == "OK"]
+sys.stdout.write("\n".join(sorted(rows)) + "\n")' >"$work/kvsweep.rows"
+python3 bench/collect_py.py --rows "$work/sweep" >"$work/python.rows"
+if ! cmp -s "$work/kvsweep.rows" "$work/python.rows"; then
+	echo "bench/collect.sh: kvsweep and the Python script disagree:" >&2
+	diff "$work/kvsweep.rows" "$work/python.rows" | head -20 >&2
+	exit 1
+fi
 med() { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 span() { sort -n "$1" | awk '{v[NR]=$1} END {printf "min %d, max %d, n=%d", v[1], v[NR], NR}'; }
 kv_ms=$(med "$work/kvsweep.ms")
@@ -78,4 +91,5 @@ if [ "$has_jsonschema" = yes ]; then
 	echo "python3 + jsonschema:   median ${ps_ms} ms ($(span "$work/pyschema.ms")), max RSS $(($(sort -n "$work/pyschema.rsss" | tail -1) / 1024)) MiB"
 	echo "ratio, same validation: $(awk -v a="$ps_ms" -v b="$kv_ms" 'BEGIN {printf "%.1f (python+jsonschema / kvsweep wall time)", a / b}')"
 fi
+echo "answers:                the same $(wc -l <"$work/python.rows") cell x case x metric rows (verdicts and values compared)"
 echo "report size:            kvsweep $(wc -c <"$work/kvsweep.out") bytes, python $(wc -c <"$work/python.out") bytes"
