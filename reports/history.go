@@ -60,12 +60,18 @@ func Select(runs []*Run, fs []Filter) []*Run {
 	if len(fs) == 0 {
 		return runs
 	}
+	return keepCells(runs, func(c CellResult) bool { return Match(c, fs) })
+}
+
+// keepCells narrows runs to the cells keep accepts, with their notes,
+// dropping runs left empty.
+func keepCells(runs []*Run, keep func(CellResult) bool) []*Run {
 	var out []*Run
 	for _, r := range runs {
 		cp := *r
 		cp.Cells = nil
 		for _, c := range r.Cells {
-			if Match(c, fs) {
+			if keep(c) {
 				cp.Cells = append(cp.Cells, c)
 			}
 		}
@@ -100,19 +106,7 @@ func Split(runs []*Run, base, cand []Filter) (baseline, candidate []*Run, ignore
 	if len(cand) > 0 {
 		candidate = Select(runs, cand)
 	} else {
-		for _, r := range runs {
-			cp := *r
-			cp.Cells = nil
-			for _, c := range r.Cells {
-				if !Match(c, base) {
-					cp.Cells = append(cp.Cells, c)
-				}
-			}
-			if len(cp.Cells) > 0 {
-				cp.Notes = notesFor(&cp)
-				candidate = append(candidate, &cp)
-			}
-		}
+		candidate = keepCells(runs, func(c CellResult) bool { return !Match(c, base) })
 	}
 	for _, f := range append(slices.Clone(base), cand...) {
 		if !strings.HasPrefix(f.Key, "image.") && !slices.Contains(ignore, f.Key) {
@@ -120,6 +114,17 @@ func Split(runs []*Run, base, cand []Filter) (baseline, candidate []*Run, ignore
 		}
 	}
 	return baseline, candidate, ignore
+}
+
+// InWindow keeps the runs that started between from and to (zero: open).
+func InWindow(runs []*Run, from, to time.Time) []*Run {
+	var out []*Run
+	for _, r := range runs {
+		if d := runDate(r); (from.IsZero() || !d.Before(from)) && (to.IsZero() || !d.After(to)) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ShortDigest is the first 12 hex digits of a digest.
@@ -147,18 +152,11 @@ type HistoryRow struct {
 	Notes      []Note             `json:"notes"` // the test plan's findings on the run (kvsweep note)
 }
 
-// History makes one row per run, between since and until (zero: open).
-func History(runs []*Run, since, until time.Time, figures []string) []HistoryRow {
+// History makes one row per run.
+func History(runs []*Run, figures []string) []HistoryRow {
 	rows := []HistoryRow{}
 	for _, r := range runs {
-		date := r.CollectedAt
-		if t, err := time.Parse(time.RFC3339, r.Started); err == nil {
-			date = t
-		}
-		if (!since.IsZero() && date.Before(since)) || (!until.IsZero() && date.After(until)) {
-			continue
-		}
-		row := HistoryRow{Date: date.UTC().Format("2006-01-02 15:04"), Sweep: r.ID, Figures: map[string]float64{}, Units: map[string]string{},
+		row := HistoryRow{Date: runDate(r).Format("2006-01-02 15:04"), Sweep: r.ID, Figures: map[string]float64{}, Units: map[string]string{},
 			Notes: append([]Note{}, r.Notes...)}
 		tops, engs, digests, revs := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 		samples := map[string][]float64{}

@@ -123,7 +123,7 @@ func WriteHTML(w io.Writer, runs []*Run, title string) error {
 	}
 	changed := runChanges(runs)
 	v.Charts = historyCharts(runs, changed)
-	hist := History(runs, time.Time{}, time.Time{}, DefaultFigures)
+	hist := History(runs, DefaultFigures)
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		cases := CaseIDs(r)
@@ -132,9 +132,7 @@ func WriteHTML(w io.Writer, runs []*Run, title string) error {
 			sec.Cells = append(sec.Cells, gridRow{c.Name, outcomeText(c), cellVerdicts(c, cases)})
 		}
 		v.Runs = append(v.Runs, sec)
-		if i < len(hist) {
-			v.History = append(v.History, hist[i])
-		}
+		v.History = append(v.History, hist[i])
 	}
 	return historyPage.Execute(w, v)
 }
@@ -237,9 +235,7 @@ func historyCharts(runs []*Run, changed []string) []chartView {
 			cv.Series = append(cv.Series, s)
 		}
 		var yOf func(float64) float64
-		lo, hi, cv.YTicks, yOf = yAxis(lo, hi)
-		_ = lo
-		_ = hi
+		cv.YTicks, yOf = yAxis(lo, hi)
 		xOf := func(i int) float64 {
 			if len(runs) == 1 {
 				return float64(plotL+plotR) / 2
@@ -323,7 +319,7 @@ func isWorse(dir string, prev, v float64) bool {
 
 // yAxis picks the range and about five round ticks from the data: never
 // below zero for data that is not, never a flat line's ±1.
-func yAxis(lo, hi float64) (float64, float64, []tick, func(float64) float64) {
+func yAxis(lo, hi float64) ([]tick, func(float64) float64) {
 	span := hi - lo
 	if span == 0 {
 		span = math.Abs(hi) * 0.1
@@ -344,7 +340,7 @@ func yAxis(lo, hi float64) (float64, float64, []tick, func(float64) float64) {
 	for v := lo; v <= hi+step/2; v += step {
 		ticks = append(ticks, tick{Pos: yOf(v), Label: num(math.Round(v/step) * step)})
 	}
-	return lo, hi, ticks, yOf
+	return ticks, yOf
 }
 
 // niceStep rounds x up to 1, 2 or 5 times a power of ten.

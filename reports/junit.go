@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // JUnit XML in the Apache Ant format, which Jenkins and the GitHub test
@@ -57,14 +56,7 @@ type junitProblem struct {
 }
 
 // junitTime is the run's start without time zone, as the format wants.
-func junitTime(r *Run) string {
-	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
-		if t, err := time.Parse(layout, r.Started); err == nil {
-			return t.UTC().Format("2006-01-02T15:04:05")
-		}
-	}
-	return r.CollectedAt.UTC().Format("2006-01-02T15:04:05")
-}
+func junitTime(r *Run) string { return runDate(r).Format("2006-01-02T15:04:05") }
 
 // WriteJUnit renders runs as JUnit XML.
 func WriteJUnit(w io.Writer, runs ...*Run) error {

@@ -100,7 +100,7 @@ func TestGolden(t *testing.T) {
 	runs := []*Run{base, cand, mixed}
 	for _, f := range []string{"markdown", "csv", "json"} {
 		b.Reset()
-		if err := WriteHistory(&b, f, History(runs, time.Time{}, time.Time{}, DefaultFigures), DefaultFigures); err != nil {
+		if err := WriteHistory(&b, f, History(runs, DefaultFigures), DefaultFigures); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", "golden", "history."+f), b.Bytes())

@@ -237,51 +237,43 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	if err != nil {
 		return nil, err
 	}
-	runs := Select(all, fs)
-	if format == "html" || format == "junit" {
-		var in []*Run
-		for _, r := range runs {
-			if d := runDate(r); (from.IsZero() || !d.Before(from)) && (to.IsZero() || !d.After(to)) {
-				in = append(in, r)
-			}
-		}
-		if format == "junit" {
-			return in, WriteJUnit(w, in...)
-		}
+	runs := InWindow(Select(all, fs), from, to)
+	switch format {
+	case "junit":
+		return runs, WriteJUnit(w, runs...)
+	case "html":
 		title := "kvsweep history"
-		var sel []string
-		sel = append(sel, q.Filters...)
-		if q.Since != "" {
-			sel = append(sel, "since "+q.Since)
+		if what := q.terms(); len(what) > 0 {
+			title += ": " + strings.Join(what, ", ")
 		}
-		if q.Until != "" {
-			sel = append(sel, "until "+q.Until)
-		}
-		if len(sel) > 0 {
-			title += ": " + strings.Join(sel, ", ")
-		}
-		return in, WriteHTML(w, in, title)
+		return runs, WriteHTML(w, runs, title)
 	}
 	figures := q.Figures
 	if len(figures) == 0 {
 		figures = DefaultFigures
 	}
-	rows := History(runs, from, to, figures)
-	if len(rows) == 0 && (format == "markdown" || format == "table") {
-		what := []string{fmt.Sprintf("%d stored run(s)", len(all))}
-		if len(q.Filters) > 0 {
-			what = append(what, "--filter "+strings.Join(q.Filters, " --filter "))
-		}
-		if q.Since != "" {
-			what = append(what, "--since "+q.Since)
-		}
-		if q.Until != "" {
-			what = append(what, "--until "+q.Until)
-		}
+	if len(runs) == 0 && (format == "markdown" || format == "table") {
+		what := append([]string{fmt.Sprintf("%d stored run(s)", len(all))}, q.terms()...)
 		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", storePath, strings.Join(what, ", "))
 		return nil, err
 	}
-	return runs, WriteHistory(w, format, rows, figures)
+	return runs, WriteHistory(w, format, History(runs, figures), figures)
+}
+
+// terms says what the query selects, as its flags: "--filter engine=vllm",
+// "--since 2026-11-01".
+func (q HistoryQuery) terms() []string {
+	var out []string
+	for _, f := range q.Filters {
+		out = append(out, "--filter "+f)
+	}
+	if q.Since != "" {
+		out = append(out, "--since "+q.Since)
+	}
+	if q.Until != "" {
+		out = append(out, "--until "+q.Until)
+	}
+	return out
 }
 
 func window(since, until string) (from, to time.Time, err error) {
