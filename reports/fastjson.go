@@ -77,81 +77,70 @@ func (s *scanner) literal(word string) bool {
 	return true
 }
 
+// skip consumes c, after blanks, when it comes next.
+func (s *scanner) skip(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// next reads what follows an element of an object or array: ',' (more),
+// the closing byte (done), or anything else (not JSON: ok false).
+func (s *scanner) next(closing byte) (more, ok bool) {
+	if s.skip(',') {
+		return true, true
+	}
+	return false, s.skip(closing)
+}
+
 func (s *scanner) object(depth int) (any, bool) {
 	s.i++ // {
 	m := map[string]any{}
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	if s.skip('}') {
 		return m, true
 	}
-	for {
+	for more := true; more; {
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return nil, false
 		}
 		k, ok := s.string()
-		if !ok {
+		if !ok || !s.skip(':') {
 			return nil, false
 		}
-		key := k.(string)
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return nil, false
-		}
-		s.i++
 		v, ok := s.value(depth)
-		if !ok {
-			return nil, false
-		}
-		if _, dup := m[key]; dup {
+		key := k.(string)
+		if _, dup := m[key]; !ok || dup {
 			return nil, false
 		}
 		m[key] = v
-		s.space()
-		if s.i >= len(s.b) {
-			return nil, false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return m, true
-		default:
+		if more, ok = s.next('}'); !ok {
 			return nil, false
 		}
 	}
+	return m, true
 }
 
 func (s *scanner) array(depth int) (any, bool) {
 	s.i++ // [
 	a := []any{}
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	if s.skip(']') {
 		return a, true
 	}
-	for {
+	for more := true; more; {
 		v, ok := s.value(depth)
 		if !ok {
 			return nil, false
 		}
 		a = append(a, v)
-		s.space()
-		if s.i >= len(s.b) {
-			return nil, false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return a, true
-		default:
+		if more, ok = s.next(']'); !ok {
 			return nil, false
 		}
 	}
+	return a, true
 }
 
 // string reads a string literal. One without escapes and with valid UTF-8
