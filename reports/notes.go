@@ -105,51 +105,47 @@ func notesOf(tx *bolt.Tx, sweepID string) ([]Note, error) {
 // cell (its id or name; the note keeps the name). The run need not be
 // collected yet when sel is a sweep directory.
 func Annotate(storePath, sel string, n Note) (Note, error) {
-	id, cells, err := noteTarget(storePath, sel)
-	if err != nil {
+	m, err := sweep.ReadManifest(sel)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return n, err
 	}
-	n.Sweep = id
-	if n.Cell != "" {
-		name, ok := cells[n.Cell]
-		if !ok {
-			return n, fail.Usagef("cell %q is not a cell of sweep %s (give its id or name, as kvsweep status lists them)", n.Cell, id)
-		}
-		n.Cell = name
-	}
-	if err := n.Check(); err != nil {
-		return n, fail.Usagef("%v", err)
+	notFound := fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+	if _, serr := os.Stat(storePath); m == nil && serr != nil {
+		return n, notFound // no store yet: do not create one for nothing
 	}
 	st, err := OpenStore(storePath, false)
 	if err != nil {
 		return n, err
 	}
 	defer st.Close()
-	return n, st.AddNote(n)
-}
-
-// noteTarget finds the sweep id of sel and its cells, by id and by name.
-func noteTarget(storePath, sel string) (string, map[string]string, error) {
-	cells := map[string]string{}
-	if m, err := sweep.ReadManifest(sel); err == nil {
+	cells := map[string]string{} // id and name -> name
+	if m != nil {
+		n.Sweep = m.SweepID
 		for _, c := range m.Cells {
 			cells[c.ID], cells[c.Name] = c.Name, c.Name
 		}
-		return m.SweepID, cells, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", nil, err
-	}
-	runs, err := storedRuns(storePath, true)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, r := range runs {
-		if r.ID == sel {
-			for _, c := range r.Cells {
-				cells[c.CellID], cells[c.Name] = c.Name, c.Name
-			}
-			return r.ID, cells, nil
+	} else {
+		r, err := st.Get(sel)
+		if err != nil {
+			return n, err
+		}
+		if r == nil {
+			return n, notFound
+		}
+		n.Sweep = r.ID
+		for _, c := range r.Cells {
+			cells[c.CellID], cells[c.Name] = c.Name, c.Name
 		}
 	}
-	return "", nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+	if n.Cell != "" {
+		name, ok := cells[n.Cell]
+		if !ok {
+			return n, fail.Usagef("cell %q is not a cell of sweep %s (give its id or name, as kvsweep status lists them)", n.Cell, n.Sweep)
+		}
+		n.Cell = name
+	}
+	if err := n.Check(); err != nil {
+		return n, fail.Usagef("%v", err)
+	}
+	return n, st.AddNote(n)
 }
