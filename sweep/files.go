@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -72,33 +73,17 @@ func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(fi.Size()), Size(max))}
 	}
-	b := make([]byte, 0, fi.Size()+1)
-	b, err = readAllInto(io.LimitReader(f, max+1), b)
-	if err != nil {
+	// Sized from Stat, so a file that does not grow is read without copying.
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > max {
 		return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
 	}
 	return b, nil
-}
-
-// readAllInto is io.ReadAll into b's spare capacity (sized from Stat, so
-// a file that does not grow is read without copying).
-func readAllInto(r io.Reader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
 }
 
 // CellFiles reads the files of one cell directory, cells/ID, through one
