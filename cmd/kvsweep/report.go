@@ -96,12 +96,12 @@ across the sides on every parameter except the filtered ones.`,
 				runs, err := reports.WriteHistoryReport(e.stdout, o.store, o.format, o.query)
 				return o.checked(runs, nil, err)
 			case o.baseline != "" || o.candidate != "":
-				return o.compare(e)
+				return o.compare(e, "")
 			case len(o.baseFilter) > 0:
 				if len(args) != 1 {
 					return usagef("--baseline-filter splits one selection: give SEL")
 				}
-				return o.compareWithin(e, args[0])
+				return o.compare(e, args[0])
 			case len(o.candFilter) > 0:
 				return usagef("--candidate-filter goes with --baseline-filter")
 			case len(args) != 1:
@@ -146,48 +146,14 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	return o
 }
 
-// compare is report --baseline A --candidate B.
-func (o *reportOpts) compare(e *env) error {
-	if o.baseline == "" || o.candidate == "" {
+// compare is report --baseline A --candidate B, or, with sel, report SEL
+// --baseline-filter K=V [--candidate-filter K=V]: one selection split into
+// the two sides. Filters on two selections narrow each side. Either way
+// the filtered parameters are not part of the cell match.
+func (o *reportOpts) compare(e *env, sel string) error {
+	if sel == "" && (o.baseline == "" || o.candidate == "") {
 		return usagef("--baseline and --candidate go together")
 	}
-	opts, err := reports.ParseThresholds(o.threshold, o.perMetric)
-	if err != nil {
-		return err
-	}
-	opts.All = o.all
-	base, err := reports.SelectRuns(o.store, o.baseline)
-	if err != nil {
-		return err
-	}
-	cand, err := reports.SelectRuns(o.store, o.candidate)
-	if err != nil {
-		return err
-	}
-	bl, cl := o.baseline, o.candidate
-	if len(o.baseFilter)+len(o.candFilter) > 0 {
-		// Filters on two selections narrow each side; the filtered
-		// parameters are not part of the match.
-		bf, err := reports.ParseFilters(o.baseFilter)
-		if err != nil {
-			return usagef("--baseline-filter: %v", err)
-		}
-		cf, err := reports.ParseFilters(o.candFilter)
-		if err != nil {
-			return usagef("--candidate-filter: %v", err)
-		}
-		var ignore, ignore2 []string
-		base, _, ignore = reports.Split(base, bf, nil)
-		_, cand, ignore2 = reports.Split(cand, nil, cf)
-		opts.Ignore = append(append([]string{"repeat"}, ignore...), ignore2...)
-		bl, cl = strings.TrimSpace(bl+" "+strings.Join(o.baseFilter, ",")), strings.TrimSpace(cl+" "+strings.Join(o.candFilter, ","))
-	}
-	cmp := reports.Compare(bl, base, cl, cand, opts)
-	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
-}
-
-// compareWithin is report SEL --baseline-filter K=V [--candidate-filter K=V].
-func (o *reportOpts) compareWithin(e *env, sel string) error {
 	opts, err := reports.ParseThresholds(o.threshold, o.perMetric)
 	if err != nil {
 		return err
@@ -201,21 +167,40 @@ func (o *reportOpts) compareWithin(e *env, sel string) error {
 	if err != nil {
 		return usagef("--candidate-filter: %v", err)
 	}
-	runs, err := reports.SelectRuns(o.store, sel)
-	if err != nil {
-		return err
-	}
-	base, cand, ignore := reports.Split(runs, bf, cf)
-	baseLabel := sel + " " + strings.Join(o.baseFilter, ",")
-	candLabel := sel + " without " + strings.Join(o.baseFilter, ",")
-	if len(cf) > 0 {
-		candLabel = sel + " " + strings.Join(o.candFilter, ",")
-	}
-	if len(base) == 0 {
-		return fmt.Errorf("no cell of %s matches --baseline-filter %s", sel, strings.Join(o.baseFilter, ","))
+	bfs, cfs := strings.Join(o.baseFilter, ","), strings.Join(o.candFilter, ",")
+	var base, cand []*reports.Run
+	var ignore []string
+	bl, cl := strings.TrimSpace(o.baseline+" "+bfs), strings.TrimSpace(o.candidate+" "+cfs)
+	if sel != "" {
+		runs, err := reports.SelectRuns(o.store, sel)
+		if err != nil {
+			return err
+		}
+		if base, cand, ignore = reports.Split(runs, bf, cf); len(base) == 0 {
+			return fmt.Errorf("no cell of %s matches --baseline-filter %s", sel, bfs)
+		}
+		bl, cl = sel+" "+bfs, sel+" without "+bfs
+		if len(cf) > 0 {
+			cl = sel + " " + cfs
+		}
+	} else {
+		if base, err = reports.SelectRuns(o.store, o.baseline); err != nil {
+			return err
+		}
+		if cand, err = reports.SelectRuns(o.store, o.candidate); err != nil {
+			return err
+		}
+		if len(bf) > 0 {
+			base, _, ignore = reports.Split(base, bf, nil)
+		}
+		if len(cf) > 0 {
+			var more []string
+			_, cand, more = reports.Split(cand, nil, cf)
+			ignore = append(ignore, more...)
+		}
 	}
 	opts.Ignore = append([]string{"repeat"}, ignore...)
-	cmp := reports.Compare(baseLabel, base, candLabel, cand, opts)
+	cmp := reports.Compare(bl, base, cl, cand, opts)
 	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
 }
 
