@@ -153,7 +153,17 @@ func TestOutcomes(t *testing.T) {
 			}
 		}
 		check(cells, "when done")
-		// The job's own exit marker agrees with Slurm.
+		// The job's own exit marker agrees with Slurm. Slurm may call a
+		// cancelled job CANCELLED before its exit trap has run, and on a
+		// loaded machine the trap can take a while: wait for the markers.
+		cells = waitFor(t, c, dir, 2*time.Minute, "every cell's exit marker", func(cs []scheduler.CellStatus) bool {
+			for _, c := range cs {
+				if _, ok, _ := sweep.ReadExitMarker(dir, c.ID); !ok {
+					return false
+				}
+			}
+			return true
+		})
 		for _, cs := range cells {
 			mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
 			if err != nil || !ok {
