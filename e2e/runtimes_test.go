@@ -200,17 +200,21 @@ func buildTestImage(t *testing.T, c cluster) (ref, digest string, revs *provenan
 	}
 	files := map[string]string{"phase1-sim.sh": string(sim)}
 	// etcd for two-node cells in containers (the head's etcd runs in the
-	// image), with the C library it links: the base image is busybox alone.
+	// image), and bash for the pods of scheduler k8s (they run the job
+	// script, as the quick-start image can), with the C libraries they
+	// link: the base image is busybox alone.
 	for src, dst := range map[string]string{"/usr/bin/etcd": "sysroot/bin/etcd",
-		"/lib/x86_64-linux-gnu/libc.so.6": "sysroot/lib/x86_64-linux-gnu/libc.so.6",
-		"/lib64/ld-linux-x86-64.so.2":     "sysroot/lib64/ld-linux-x86-64.so.2"} {
+		"/bin/bash":                           "sysroot/bin/bash",
+		"/lib/x86_64-linux-gnu/libtinfo.so.6": "sysroot/lib/x86_64-linux-gnu/libtinfo.so.6",
+		"/lib/x86_64-linux-gnu/libc.so.6":     "sysroot/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2":         "sysroot/lib64/ld-linux-x86-64.so.2"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatalf("etcd for the test image: %v (the test command installs etcd-server)", err)
 		}
 		files[dst] = string(b)
 	}
-	kvcr := imagetest.CheckoutAt(t, filepath.Join(testImage.dir, "kvcr"), files, "sysroot/bin/etcd", "sysroot/lib64/ld-linux-x86-64.so.2")
+	kvcr := imagetest.CheckoutAt(t, filepath.Join(testImage.dir, "kvcr"), files, "sysroot/bin/etcd", "sysroot/bin/bash", "sysroot/lib64/ld-linux-x86-64.so.2")
 	base := imagetest.PushBase(t, reg+"/e2e/busybox:1", "")
 	df, _ := filepath.Abs("../imagebuild/testdata/Dockerfile.fixture")
 	pins := filepath.Join(testImage.dir, "pins.yaml")

@@ -124,6 +124,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 			s.CaseGrouping = d.oneOf(n, w, []string{GroupTogether, GroupSeparate})
 		})),
 		mark(yamlpos.F("cluster", func(n ast.Node, w string) { d.cluster(n, w, &s.Cluster) })),
+		mark(yamlpos.F("kubernetes", func(n ast.Node, w string) { s.Kubernetes = d.kubernetes(n, w) })),
 		mark(yamlpos.F("container", func(n ast.Node, w string) { containerNode = n; d.container(n, w, &s.Container) })),
 		mark(yamlpos.F("env", func(n ast.Node, w string) { d.env(n, w, &s.Env) })),
 		mark(yamlpos.F("harness", func(n ast.Node, w string) { d.harness(n, w, &s.Harness) })),
@@ -151,6 +152,14 @@ func Parse(file string, src []byte) (*Spec, error) {
 	}
 	if yamlpos.IndexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
 		d.Errorf(containerNode, "container.image: required for runtime %q", s.Container.Runtime)
+	}
+	if s.Scheduler == "k8s" {
+		switch {
+		case s.Kubernetes == nil:
+			d.Errorf(root, "scheduler k8s: missing required key \"kubernetes\" (at least its volume: where the pods find the sweep directory)")
+		case s.Container.Image == "":
+			d.Errorf(root, "scheduler k8s: container.image is required (the image every pod runs)")
+		}
 	}
 	if len(d.Errs) > 0 {
 		return nil, d.Errs
@@ -213,6 +222,115 @@ func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 			}
 		}),
 	)
+}
+
+var (
+	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+	labelKeyRE     = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	labelValueRE   = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
+	secretKeyRE    = regexp.MustCompile(`^[-._A-Za-z0-9]{1,253}$`)
+)
+
+// kubernetes reads the kubernetes section (scheduler k8s).
+func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
+	k := &Kubernetes{Namespace: "default", Pos: yamlpos.PosOf(n)}
+	match := func(re *regexp.Regexp, what string) func(ast.Node, string) string {
+		return func(n ast.Node, w string) string {
+			v, ok := d.Scalar(n, w)
+			if ok && !re.MatchString(v.S) {
+				d.ErrAt(v, "%s: %q is not %s", w, v.S, what)
+			}
+			return v.S
+		}
+	}
+	dnsName := match(dnsSubdomainRE, "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")
+	absPath := func(n ast.Node, w string) string {
+		v := d.line(n, w)
+		if !strings.HasPrefix(v, "/") || slices.Contains(strings.Split(v, "/"), "..") {
+			d.Errorf(n, "%s: %q is not an absolute path without '..'", w, v)
+		}
+		return v
+	}
+	d.Fields(n, where,
+		yamlpos.F("namespace", func(n ast.Node, w string) {
+			k.Namespace = match(dnsLabelRE, "a namespace name (lower-case letters, digits and '-', at most 63)")(n, w)
+		}),
+		yamlpos.F("volume", func(n ast.Node, w string) {
+			k.VolumePos = yamlpos.PosOf(n)
+			d.Fields(n, w,
+				yamlpos.F("claim", func(n ast.Node, w string) { k.Claim = dnsName(n, w) }),
+				yamlpos.F("host_path", func(n ast.Node, w string) { k.HostPath = absPath(n, w) }),
+				yamlpos.F("path", func(n ast.Node, w string) { k.Path = absPath(n, w) }),
+			)
+			switch {
+			case k.Claim != "" && k.HostPath != "":
+				d.Errorf(n, "%s: both claim and host_path (expected one: the volume that holds the sweep directory)", w)
+			case k.Claim == "" && k.HostPath == "" && len(d.Errs) == 0:
+				d.Errorf(n, "%s: expected claim (a PersistentVolumeClaim) or host_path (a directory on every node)", w)
+			case k.Claim != "" && k.Path == "" && len(d.Errs) == 0:
+				d.Errorf(n, "%s: a claim needs path: where the volume is mounted, in the pods and on this machine", w)
+			case k.Path == "":
+				k.Path = k.HostPath
+			}
+		}),
+		yamlpos.F("node_selector", func(n ast.Node, w string) {
+			k.NodeSelector = map[string]string{}
+			for _, kv := range d.Mapping(n, w) {
+				if !labelKeyRE.MatchString(kv.Key) {
+					d.Errorf(kv.KeyN, "%s: %q is not a label key", w, kv.Key)
+				}
+				k.NodeSelector[kv.Key] = match(labelValueRE, "a label value")(kv.Value, yamlpos.Join(w, kv.Key))
+			}
+		}),
+		yamlpos.F("tolerations", func(n ast.Node, w string) {
+			for i, it := range d.List(n, w) {
+				wi := fmt.Sprintf("%s[%d]", w, i)
+				var t Toleration
+				d.Fields(it, wi,
+					yamlpos.F("key", func(n ast.Node, w string) {
+						if t.Key = d.Str(n, w); t.Key != "" && !labelKeyRE.MatchString(t.Key) {
+							d.Errorf(n, "%s: %q is not a taint key", w, t.Key)
+						}
+					}),
+					yamlpos.F("operator", func(n ast.Node, w string) { t.Operator = d.oneOf(n, w, []string{"Equal", "Exists"}) }),
+					yamlpos.F("value", func(n ast.Node, w string) { t.Value = match(labelValueRE, "a taint value")(n, w) }),
+					yamlpos.F("effect", func(n ast.Node, w string) {
+						t.Effect = d.oneOf(n, w, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"})
+					}),
+				)
+				k.Tolerations = append(k.Tolerations, t)
+			}
+		}),
+		yamlpos.F("secrets", func(n ast.Node, w string) {
+			for _, kv := range d.Mapping(n, w) {
+				wk := yamlpos.Join(w, kv.Key)
+				if !envRE.MatchString(kv.Key) {
+					d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
+				}
+				v, _ := d.Scalar(kv.Value, wk)
+				secret, key, ok := strings.Cut(v.S, "/")
+				if !ok || !dnsSubdomainRE.MatchString(secret) || !secretKeyRE.MatchString(key) {
+					d.ErrAt(v, "%s: %q is not SECRET/KEY (a secret's name, then the key of the value in it)", wk, v.S)
+				}
+				k.Secrets = append(k.Secrets, SecretEnv{Name: kv.Key, Secret: secret, Key: key})
+			}
+		}),
+		yamlpos.F("service_account", func(n ast.Node, w string) { k.ServiceAccount = dnsName(n, w) }),
+		yamlpos.F("runtime_class", func(n ast.Node, w string) { k.RuntimeClass = dnsName(n, w) }),
+		yamlpos.F("overlays", func(n ast.Node, w string) {
+			for i, v := range d.StrList(n, w) {
+				if v.S == "" || strings.ContainsAny(v.S, "\r\n") {
+					d.ErrAt(v, "%s[%d]: %q is not a file name", w, i, v.S)
+				}
+				k.Overlays = append(k.Overlays, v.S)
+			}
+		}),
+	)
+	if k.Path == "" && len(d.Errs) == 0 {
+		d.Errorf(n, "%s: missing required key \"volume\" (the volume that holds the sweep directory: claim or host_path)", where)
+	}
+	return k
 }
 
 func (d *decoder) container(n ast.Node, where string, c *Container) {

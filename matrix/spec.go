@@ -32,7 +32,7 @@ var TopologyKinds = []string{"aggregated", "sidecar", "disagg-2p1d", "two-node"}
 var Runtimes = []string{"pyxis", "enroot", "apptainer", "docker", "none"}
 
 // Schedulers that can run a sweep.
-var Schedulers = []string{"slurm", "local"}
+var Schedulers = []string{"slurm", "local", "k8s"}
 
 // Case grouping modes: all cases of a cell in one job, or one job per case.
 const (
@@ -56,9 +56,11 @@ type Spec struct {
 	Name      string
 	Scheduler string
 	Cluster   Cluster
-	Container Container
-	Env       Env
-	Harness   Harness
+	// Kubernetes holds the settings of scheduler k8s.
+	Kubernetes *Kubernetes
+	Container  Container
+	Env        Env
+	Harness    Harness
 	// Topologies and Geometries keep file order in *Order for display;
 	// nothing that affects identity depends on that order.
 	Topologies    map[string]*Topology
@@ -128,6 +130,52 @@ type Cluster struct {
 	Constraint  string
 	// Extra are additional sbatch options ("--exclusive"), one #SBATCH line each.
 	Extra []string
+}
+
+// RunsImage reports whether the jobs run container.image: under a
+// container runtime, or as the pods of scheduler k8s.
+func (s *Spec) RunsImage() bool {
+	return s.Container.Runtime != "none" || s.Scheduler == "k8s"
+}
+
+// Kubernetes holds the settings of a sweep run on Kubernetes (scheduler:
+// k8s): where its Jobs go, how the pods reach the sweep directory, and
+// what the spec adds to every pod.
+type Kubernetes struct {
+	Namespace string
+	// The sweep directory lives on a volume every pod mounts at Path, the
+	// path kvsweep sees it at too: a PersistentVolumeClaim (Claim) or a
+	// directory of every node (HostPath; Path defaults to it).
+	Claim    string
+	HostPath string
+	Path     string
+	// NodeSelector and Tolerations go into every pod.
+	NodeSelector map[string]string
+	Tolerations  []Toleration
+	// Secrets are environment variables taken from Kubernetes secrets by
+	// name (secretKeyRef): the values are never written anywhere.
+	Secrets []SecretEnv
+	// ServiceAccount runs the pods; RuntimeClass picks their runtime
+	// (the NVIDIA runtime, where the cluster has one).
+	ServiceAccount string
+	RuntimeClass   string
+	// Overlays are patch files (relative to the spec) applied to every
+	// rendered Job: strategic-merge patches (YAML or JSON objects) or RFC
+	// 6902 JSON patches (a list of operations).
+	Overlays  []string
+	Pos       Pos // of the kubernetes section
+	VolumePos Pos // of its volume
+}
+
+// Toleration is a pod toleration.
+type Toleration struct {
+	Key, Operator, Value, Effect string
+}
+
+// SecretEnv is an environment variable taken from key Key of secret
+// Secret.
+type SecretEnv struct {
+	Name, Secret, Key string
 }
 
 // Container says where the harness runs.

@@ -112,6 +112,11 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 			j.Expect = e.Expect
 		}
 		j.Array = array
+		if spec.Scheduler == "k8s" {
+			// The pod runs the script; the Job around it is an object of its own.
+			j.Script = sweep.JobsDir + "/" + name + ".sh"
+			j.Object = sweep.JobsDir + "/" + name + ".job.yaml"
+		}
 		j.Table = sweep.JobsDir + "/" + name + ".cells"
 		j.Args = sweep.JobsDir + "/" + name + ".args"
 		m.Jobs = append(m.Jobs, j)
@@ -131,7 +136,9 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 			m.Cells = append(m.Cells, sc)
 			continue
 		}
-		if opts.NoArray {
+		// On Kubernetes a two-node cell is a Job of its own: its two pods
+		// are the Job's two indexes.
+		if opts.NoArray || spec.Scheduler == "k8s" && c.Kind == "two-node" {
 			j := newJob(c, false)
 			j.Count = 1
 			sc.Job, sc.Index = j.Name, 0

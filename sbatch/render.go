@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -49,6 +51,9 @@ type Options struct {
 	// EngineImages are engines' images as resolved at render (their tags
 	// pinned to digests), by engine name.
 	EngineImages map[string]string
+	// Objects renders the Kubernetes Job of a job (scheduler k8s);
+	// nil refuses such a spec (a build without the Kubernetes client).
+	Objects func(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error)
 }
 
 // Render writes the sweep directory dir for the cells of spec. specSrc is
@@ -83,13 +88,27 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 		}
 		byJob[c.Job][c.Index] = byID[c.ID]
 	}
-	c := sweep.Contents{Manifest: m, Spec: specSrc, Scripts: map[string][]byte{}, Cells: map[string][]sweep.CellTableEntry{}}
+	if spec.Scheduler == "k8s" {
+		if err := onVolume(spec, dir); err != nil {
+			return nil, err
+		}
+		if opts.Objects == nil {
+			return nil, fmt.Errorf("scheduler k8s: this kvsweep was built with -tags lite, without the Kubernetes client; build it without the tag")
+		}
+	}
+	c := sweep.Contents{Manifest: m, Spec: specSrc, Scripts: map[string][]byte{}, Cells: map[string][]sweep.CellTableEntry{},
+		Objects: map[string][]byte{}}
 	for _, j := range m.Jobs {
 		script, err := RenderScript(tmpl, spec, m, j)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", j.Script, err)
 		}
 		c.Scripts[j.Name] = script
+		if j.Object != "" {
+			if c.Objects[j.Name], err = opts.Objects(spec, m, j); err != nil {
+				return nil, fmt.Errorf("render %s: %w", j.Object, err)
+			}
+		}
 		entries := make([]sweep.CellTableEntry, len(byJob[j.Name]))
 		for i, mc := range byJob[j.Name] {
 			entries[i] = sweep.CellTableEntry{ID: mc.ID, Argv: mc.Argv, Agent: mc.AgentArgv, Service: mc.ServiceArgv}
@@ -112,6 +131,21 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 		return nil, err
 	}
 	return m, nil
+}
+
+// onVolume refuses a sweep directory the pods of scheduler k8s would not
+// find: it must be on the volume they mount, at the same path.
+func onVolume(spec *matrix.Spec, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	k := spec.Kubernetes
+	if rel, err := filepath.Rel(k.Path, abs); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s:%d:%d: kubernetes.volume: the sweep directory %s is not under %s, where the pods mount the volume; render it there (--out %s/NAME)",
+			spec.File, k.VolumePos.Line, k.VolumePos.Col, abs, k.Path, k.Path)
+	}
+	return nil
 }
 
 // needsBinary reports whether a job of m runs kvsweep on its nodes.

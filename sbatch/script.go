@@ -33,6 +33,12 @@ type ScriptData struct {
 	Expect   []EnvVar // component and commit the image must record, sorted
 	// Adapter is the result adapter's argv (harness.result_adapter).
 	Adapter []string
+	// K8s: the script runs in the pods of a Kubernetes Job (scheduler
+	// k8s), whose container is the image: Container.Runtime is "k8s".
+	K8s bool
+	// TwoPods: a two-node cell on Kubernetes, whose Job's two pods both
+	// run the script (index 0 the head, 1 the second node).
+	TwoPods bool
 }
 
 // JobEnv are the variables that tell a harness which sweep, cell and job
@@ -54,6 +60,11 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 		Cluster:   spec.Cluster,
 		Container: spec.Container,
 		Workers:   2,
+		K8s:       spec.Scheduler == "k8s",
+	}
+	if d.K8s {
+		d.Container.Runtime = "k8s"
+		d.TwoPods = j.Kind == "two-node"
 	}
 	env := spec.Env
 	if e := spec.Engines[j.Engine]; j.Engine != "" && e != nil {

@@ -50,6 +50,10 @@ func Open(dir string, cfg Config) (*sweep.Manifest, Scheduler, error) {
 	if cfg.GPUs != "" && name != "local" {
 		return nil, nil, fail.Usagef("--gpus is the local executor's GPU pool; under Slurm the job's GPUs are what Slurm allocates (gpus_per_node)")
 	}
+	if open := opened[name]; open != nil {
+		s, err := open(dir, m, cfg)
+		return m, s, err
+	}
 	switch name {
 	case "slurm", "":
 		return m, &Slurm{Deadline: cfg.RetryDeadline, Log: cfg.Log}, nil
@@ -60,8 +64,21 @@ func Open(dir string, cfg Config) (*sweep.Manifest, Scheduler, error) {
 		}
 		return m, &Local{Dir: dir, Parallel: cfg.Parallel, Log: cfg.Log, GPUs: gpus}, nil
 	}
-	return nil, nil, fail.Usagef("--scheduler %q: expected slurm or local", name)
+	if name == "k8s" {
+		return nil, nil, fail.Usagef("scheduler k8s: this kvsweep was built without the Kubernetes client (-tags lite); build it without the tag")
+	}
+	return nil, nil, fail.Usagef("--scheduler %q: expected slurm, local or k8s", name)
 }
+
+// Opener returns the scheduler name for the sweep in dir (its manifest m).
+type Opener func(dir string, m *sweep.Manifest, cfg Config) (Scheduler, error)
+
+var opened = map[string]Opener{}
+
+// Register adds a scheduler Open can return, for schedulers whose clients
+// are too heavy for every build (Kubernetes): the full build registers
+// them.
+func Register(name string, open Opener) { opened[name] = open }
 
 // Records is a scheduler that asks no one: status through it rests on the
 // sweep's own records (journal, observed states, exit markers). It is what

@@ -25,6 +25,13 @@ type Scheduler interface {
 	Cancel(ctx context.Context, targets []string) error
 }
 
+// DryRunner is a scheduler that shows what it would submit its own way
+// (the Kubernetes Job it would create) for submit --dry-run; others show
+// the sbatch command line.
+type DryRunner interface {
+	DryRun(r SubmitRequest) (string, error)
+}
+
 // PollJob is a submitted job as the sweep recorded it.
 type PollJob struct {
 	ID    string
@@ -34,9 +41,12 @@ type PollJob struct {
 
 // SubmitRequest is one sbatch call.
 type SubmitRequest struct {
-	Seq      int    // the journal's submission number
-	Dir      string // the sweep directory: sbatch runs there
-	Script   string // relative to Dir
+	Seq    int    // the journal's submission number
+	Dir    string // the sweep directory: sbatch runs there
+	Script string // relative to Dir
+	// Object is the Kubernetes Job the script runs in, relative to Dir
+	// (scheduler k8s); empty elsewhere.
+	Object   string
 	JobName  string
 	Comment  string
 	Array    string // task ids in --array syntax; empty for a plain job

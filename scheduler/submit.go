@@ -163,6 +163,7 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				Seq:       seq,
 				Dir:       abs,
 				Script:    job.Script,
+				Object:    job.Object,
 				JobName:   sweep.SubmissionName(m.SweepID, job.Name, seq),
 				Comment:   sweep.SubmissionTag(m.SweepID, job.Name, seq),
 				Throttle:  opts.MaxRunning,
@@ -177,7 +178,15 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				req.Array = sweep.FormatIndices(ch.tasks)
 			}
 			if opts.DryRun {
-				fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", shq.Quote(abs), shq.Join(SubmitArgs(req)))
+				if dr, ok := sched.(DryRunner); ok {
+					text, err := dr.DryRun(req)
+					if err != nil {
+						return rep, err
+					}
+					fmt.Fprint(opts.Out, text)
+				} else {
+					fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", shq.Quote(abs), shq.Join(SubmitArgs(req)))
+				}
 				seq++
 				continue
 			}
@@ -190,9 +199,13 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 			id, err := sched.Submit(ctx, req)
 			if err != nil {
 				var se *SlurmError
-				if errors.As(err, &se) && !se.Transient {
+				var re *RefusedError
+				switch {
+				case errors.As(err, &se) && !se.Transient:
 					// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
 					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
+				case errors.As(err, &re):
+					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: re.Msg})
 				}
 				return rep, fmt.Errorf("submitting %s (cells %s): %w", job.Name, sweep.FormatIndices(ch.indices), err)
 			}
@@ -209,6 +222,12 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 	}
 	return rep, nil
 }
+
+// RefusedError is a submission a scheduler refused for good: it holds
+// no job, so the cells stay unsubmitted.
+type RefusedError struct{ Msg string }
+
+func (e *RefusedError) Error() string { return e.Msg }
 
 // reconcile settles unconfirmed submissions from Slurm (by job name) or,
 // where Slurm has forgotten finished jobs, from the cells' exit markers.

@@ -19,7 +19,8 @@ const MaxLogFiles = 64
 var logDirs = []string{"services", "remote"}
 
 // LogFiles lists the logs of a cell, slash-separated paths relative to
-// the sweep directory dir: the job's output (cells/ID/slurm-*.out), then
+// the sweep directory dir: the job's output (cells/ID/slurm-*.out, or
+// k8s-*.out from a Kubernetes pod), then
 // the cell's other *.log files (etcd), then services/*.log and remote/*.log
 // (agent, barrier). Only regular files inside the sweep are listed.
 func LogFiles(dir, cellID string) []string {
@@ -45,7 +46,9 @@ func LogFiles(dir, cellID string) []string {
 			}
 		}
 	}
-	list(cell, func(n string) bool { return strings.HasPrefix(n, "slurm-") && strings.HasSuffix(n, ".out") })
+	list(cell, func(n string) bool {
+		return (strings.HasPrefix(n, "slurm-") || strings.HasPrefix(n, "k8s-")) && strings.HasSuffix(n, ".out")
+	})
 	list(cell, func(n string) bool { return strings.HasSuffix(n, ".log") })
 	for _, d := range logDirs {
 		list(cell+"/"+d, func(n string) bool { return strings.HasSuffix(n, ".log") })

@@ -9,6 +9,7 @@
 //	jobs/NAME.cells        the cell table: line i+1 is "ID ARGV AGENT SERVICE" for index i,
 //	                       each command line an OFFSET:LENGTH into jobs/NAME.args, or "-"
 //	jobs/NAME.args         the command lines of the job's cells, NUL-separated words
+//	jobs/NAME.job.yaml     scheduler k8s: the Job the script runs in
 //	cells/ID/              created by the job when it runs:
 //	cells/ID/slurm-*.out   the job's output
 //	cells/ID/exit          exit marker, written on every way out (see ExitMarker)
@@ -147,8 +148,11 @@ type Validity struct {
 
 // Job is one script with its cell table: an array job, or a single cell.
 type Job struct {
-	Name     string    `json:"name"`
-	Script   string    `json:"script"`
+	Name   string `json:"name"`
+	Script string `json:"script"`
+	// Object is the Kubernetes Job the script runs in (scheduler k8s):
+	// jobs/NAME.job.yaml, completed at each submission.
+	Object   string    `json:"object,omitempty"`
 	Table    string    `json:"table"`
 	Args     string    `json:"args"`
 	Array    bool      `json:"array"`

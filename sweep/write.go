@@ -15,6 +15,7 @@ type Contents struct {
 	Spec     []byte                      // the spec as the user wrote it
 	Scripts  map[string][]byte           // job name -> job script
 	Cells    map[string][]CellTableEntry // job name -> its cell table, by index
+	Objects  map[string][]byte           // job name -> its Kubernetes Job (Job.Object)
 	// Binary is a kvsweep executable to copy to BinaryPath, for jobs that
 	// run kvsweep on their nodes; empty copies nothing.
 	Binary string
@@ -98,6 +99,9 @@ func write(dir string, c Contents) error {
 	for _, j := range m.Jobs {
 		tab, args := EncodeCellTable(c.Cells[j.Name])
 		files = append(files, file{j.Script, c.Scripts[j.Name], 0o755}, file{j.Table, tab, 0o644}, file{j.Args, args, 0o644})
+		if j.Object != "" {
+			files = append(files, file{j.Object, c.Objects[j.Name], 0o644})
+		}
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.path), f.data, f.perm); err != nil {

@@ -4,14 +4,28 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/kvsweep/kvsweep/coord"
 	"github.com/kvsweep/kvsweep/imagebuild"
+	"github.com/kvsweep/kvsweep/kube"
+	"github.com/kvsweep/kvsweep/kubejob"
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// The parts of kvsweep that link BuildKit, go-containerregistry and the
-// etcd client: the image builder, digest pinning, pins files and the
-// etcd lock. A build with -tags lite leaves them out (lite.go).
+// The parts of kvsweep that link BuildKit, go-containerregistry, the etcd
+// client and client-go: the image builder, digest pinning, pins files,
+// the etcd lock and scheduler k8s. A build with -tags lite leaves them
+// out (lite.go).
+
+func init() { scheduler.Register("k8s", kube.Open) }
+
+// renderObjects renders the Kubernetes Job of a job (scheduler k8s).
+func renderObjects(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {
+	return kubejob.Render(spec, m, j, kubejob.Options{SpecDir: filepath.Dir(spec.File)})
+}
 
 // noBinary is nil: this kvsweep can run every job's kvsweep job step.
 var noBinary error

@@ -7,6 +7,9 @@ import (
 	"errors"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // A kvsweep built with -tags lite compiles in a third of the time (the
@@ -15,6 +18,9 @@ import (
 // commands and options that need them say so.
 
 var errLite = errors.New("this kvsweep was built with -tags lite, without BuildKit, the registry client and etcd; build it without the tag (go install ./cmd/kvsweep)")
+
+// renderObjects is nil: sbatch.Render refuses scheduler k8s.
+var renderObjects func(*matrix.Spec, *sweep.Manifest, sweep.Job) ([]byte, error)
 
 // noBinary refuses sweeps whose jobs run kvsweep job (etcd coordination).
 var noBinary = errLite

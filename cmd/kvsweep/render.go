@@ -69,7 +69,7 @@ func (o *renderOpts) render(e *env, specPath string) error {
 		return err
 	}
 	opts := sbatch.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
-		NoArray: o.noArray, Version: version(), NoBinary: noBinary}
+		NoArray: o.noArray, Version: version(), NoBinary: noBinary, Objects: renderObjects}
 	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (o *renderOpts) engineImages(e *env, spec *matrix.Spec) (map[string]string,
 	out := map[string]string{}
 	for _, name := range spec.EngineOrder {
 		en := spec.Engines[name]
-		if en.Image == "" || spec.Container.Runtime == "none" {
+		if en.Image == "" || !spec.RunsImage() {
 			continue
 		}
 		img, err := o.pin(e, en.Image)
@@ -114,7 +114,7 @@ func (o *renderOpts) provenance(e *env, spec *matrix.Spec, specPath string) (str
 		image = o.image
 	}
 	var err error
-	if spec.Container.Runtime != "none" && image != "" {
+	if spec.RunsImage() && image != "" {
 		if image, err = o.pin(e, image); err != nil {
 			return "", nil, err
 		}

@@ -41,8 +41,8 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // What a submission is called, and the scheduler, in what submit prints.
 var (
-	submitCall     = map[string]string{"slurm": "sbatch", "local": "local"}
-	schedulerTitle = map[string]string{"slurm": "Slurm", "local": "the local executor"}
+	submitCall     = map[string]string{"slurm": "sbatch", "local": "local", "k8s": "Job create"}
+	schedulerTitle = map[string]string{"slurm": "Slurm", "local": "the local executor", "k8s": "the Kubernetes API"}
 )
 
 type submitOpts struct {

@@ -15,6 +15,8 @@ var forbidden = map[string][]string{
 	"sweep":      {"matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
 	"scheduler":  {"matrix", "sbatch", "reports", "imagebuild", "templates", "coord", "provenance"},
 	"sbatch":     {"scheduler", "reports", "imagebuild", "coord"},
+	"kubejob":    {"sbatch", "scheduler", "reports", "imagebuild", "coord", "kube"},
+	"kube":       {"matrix", "sbatch", "reports", "imagebuild", "templates", "coord", "provenance"},
 	"matrix":     {"sweep", "sbatch", "scheduler", "reports", "imagebuild", "templates"},
 	"reports":    {"matrix", "sbatch", "scheduler", "imagebuild", "templates", "coord"},
 	"imagebuild": {"matrix", "sweep", "sbatch", "scheduler", "reports", "coord"},
@@ -31,6 +33,8 @@ var heavy = map[string][]string{
 	"github.com/google/go-containerregistry":   {"imagebuild"},
 	"go.etcd.io/etcd/client/v3":                {"coord"},
 	"github.com/santhosh-tekuri/jsonschema/v6": {"reports"},
+	"k8s.io/client-go":                         {"kube"},
+	"k8s.io/api":                               {"kube", "kubejob"},
 }
 
 func deps(t *testing.T, pkg string) []string {

@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kvsweep/kvsweep/internal/kubeid"
+	"github.com/kvsweep/kvsweep/kube"
+	"github.com/kvsweep/kvsweep/provenance"
+	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// kubeCluster is the test cluster of scripts/k8s-env.sh: a client of its
+// API server and the node directory its pods mount the sweeps from.
+type kubeCluster struct {
+	client kubernetes.Interface
+	sweeps string
+}
+
+func kubeTestCluster(t *testing.T) kubeCluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Kubernetes cluster of scripts/k8s-env.sh (not with -short)")
+	}
+	sweeps := os.Getenv("KVSWEEP_K8S_SWEEPS")
+	if os.Getenv("KUBECONFIG") == "" || sweeps == "" {
+		t.Fatal("KUBECONFIG and KVSWEEP_K8S_SWEEPS are not set: start the cluster with scripts/k8s-env.sh start and eval \"$(scripts/k8s-env.sh env)\" (the README's test command does both)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeCluster{client: cs, sweeps: sweeps}
+}
+
+// kubeSpec is a spec for scheduler k8s running the test image's harness
+// stand-in; body holds its topologies, engines and matrix.
+func (k kubeCluster) spec(name, image, expect, body string) string {
+	return fmt.Sprintf(`version: 1
+name: %s
+scheduler: k8s
+kubernetes:
+  volume: {host_path: %s}
+container: {image: %q, expect: %s}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --topology, "{{.Topology}}", --results-dir, "{{.CellDir}}"]
+geometries: {g: {flags: {model: m}}}
+%s`, name, k.sweeps, image, expect, body)
+}
+
+// sweepDir is a new sweep directory on the volume the pods mount,
+// removed when the test ends (files the pods wrote as root included).
+func (k kubeCluster) sweepDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(k.sweeps, name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Remove(dir); err != nil { // render writes it whole
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// objects counts the sweep's Jobs and pods in the API server.
+func (k kubeCluster) objects(t *testing.T, sweepID string) (jobs, pods []string) {
+	t.Helper()
+	sel := metav1.ListOptions{LabelSelector: kubeid.LabelSweep + "=" + kubeid.LabelValue(sweepID)}
+	jl, err := k.client.BatchV1().Jobs("default").List(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jl.Items {
+		jobs = append(jobs, j.Name)
+	}
+	pl, err := k.client.CoreV1().Pods("default").List(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pl.Items {
+		pods = append(pods, p.Name+" "+string(p.Status.Phase))
+	}
+	return jobs, pods
+}
+
+// cancelled deletes what a test left of a sweep.
+func (k kubeCluster) cancelled(t *testing.T, c cluster, dir string) {
+	_, _, _ = kvsweep(t, c, nil, "cancel", dir)
+}
+
+func kubeStatus(t *testing.T, c cluster, dir string) []scheduler.CellStatus {
+	t.Helper()
+	_, sched, err := scheduler.Open(dir, scheduler.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _, err := scheduler.Status(t.Context(), dir, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}
+
+func init() { scheduler.Register("k8s", kube.Open) }
+
+// The users' Kubernetes path: the image kvsweep image build made, a grid of
+// every single-node topology rendered as Indexed Jobs, submitted to a real
+// API server and run by a real kubelet; every cell COMPLETED with rows
+// naming the image and its commits, verified inside the pod.
+func TestKubernetes(t *testing.T) {
+	c := clusters(t)[0]
+	k := kubeTestCluster(t)
+	ref, digest, revs := buildTestImage(t, c)
+	image := ref + "@" + digest
+	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", revs.Commit("dynamo"), revs.Commit("vllm_adapter"))
+
+	t.Run("grid", func(t *testing.T) {
+		dir := k.sweepDir(t, "grid")
+		defer k.cancelled(t, c, dir)
+		spec := k.spec("k8s-grid", image, expect, `topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}
+  disagg-2p1d: {kind: disagg-2p1d, resources: {gpus_per_node: 3, cpus_per_task: 1, mem: 200M, time: 10m}}
+  sidecar:
+    kind: sidecar
+    resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}
+    args: [--wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1"]
+    service: [sh, -c, 'touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 300']
+matrix:
+  engine: [vllm, sglang]
+  topology: [aggregated, disagg-2p1d, sidecar]
+  geometry: [g]
+  case: [TC-01, TC-02]
+`)
+		path := writeSpec(t, t.TempDir(), spec)
+		out := mustKvsweep(t, c, "run", path, "--out", dir, "--wait", "--interval", "1s", "--insecure-registry", "--quiet")
+		t.Log(out)
+		cells := kubeStatus(t, c, dir)
+		for _, cs := range cells {
+			if cs.State != scheduler.StateCompleted || cs.ExitCode != 0 {
+				t.Errorf("%s: %s exit %d (%s)\n%s", cs.Name, cs.State, cs.ExitCode, cs.Reason, kubeLog(dir, cs))
+			}
+		}
+		if len(cells) != 6 {
+			t.Errorf("%d cells, want 6", len(cells))
+		}
+		m, err := sweep.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One Indexed Job per topology, each holding its cells as pods.
+		jobs, pods := k.objects(t, m.SweepID)
+		if len(jobs) != 3 || len(pods) != 6 {
+			t.Errorf("the API server holds Jobs %v and pods %v, want 3 and 6", jobs, pods)
+		}
+		mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(t.TempDir(), "history.db"))
+		run, err := reports.ReadRun(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cell := range run.Cells {
+			if cell.Outcome != reports.OK {
+				t.Errorf("%s: %s %s", cell.Name, cell.Outcome, cell.Detail)
+			}
+			if cell.Image.Digest != digest {
+				t.Errorf("%s: image digest %q, want %s", cell.Name, cell.Image.Digest, digest)
+			}
+			if ms := provenance.Compare(cell.Image.SourceRevisions, revs); len(ms) != 0 {
+				t.Errorf("%s: the row's revisions differ from the image's: %v", cell.Name, ms)
+			}
+		}
+		md := mustKvsweep(t, c, "report", dir, "--format", "markdown")
+		if !strings.Contains(md, revs.Short()) || !strings.Contains(md, strings.TrimPrefix(digest, "sha256:")[:12]) {
+			t.Errorf("the report does not name %s and %s:\n%s", revs.Short(), digest, md)
+		}
+		// The sidecars ended with their pods.
+		waitGone(t, "sleep 300", "services outlived the pod")
+	})
+
+	// A crash between the Job's create and the journal's record: the next
+	// submit finds the Job by its name and adopts it; nothing runs twice.
+	t.Run("crash-adopted", func(t *testing.T) {
+		dir := k.sweepDir(t, "crash")
+		defer k.cancelled(t, c, dir)
+		path := writeSpec(t, t.TempDir(), k.spec("k8s-crash", image, expect, `topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}
+matrix: {engine: [vllm, sglang], topology: [aggregated], geometry: [g], case: [TC-01]}
+`))
+		mustKvsweep(t, c, "render", path, "--out", dir, "--insecure-registry")
+		_, errs, err := kvsweep(t, c, []string{"KVSWEEP_TEST_CRASH_AT=sbatch"}, "submit", dir)
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("submit was not killed after the create: %v\n%s", err, errs)
+		}
+		m, _ := sweep.ReadManifest(dir)
+		if jobs, _ := k.objects(t, m.SweepID); len(jobs) != 1 {
+			t.Fatalf("after the crash the API server holds Jobs %v, want the one created", jobs)
+		}
+		_, errs, err = kvsweep(t, c, nil, "submit", dir)
+		if err != nil || !strings.Contains(errs, "1 adopted") {
+			t.Fatalf("second submit did not adopt the Job: %v\n%s", err, errs)
+		}
+		mustKvsweep(t, c, "status", dir, "--watch", "--interval", "1s", "--quiet")
+		jobs, pods := k.objects(t, m.SweepID)
+		if len(jobs) != 1 || len(pods) != 2 {
+			t.Errorf("Jobs %v and pods %v: want one Job of two pods", jobs, pods)
+		}
+		for _, cs := range kubeStatus(t, c, dir) {
+			if cs.State != scheduler.StateCompleted || cs.Attempt != 1 {
+				t.Errorf("%s: %s after %d attempts\n%s", cs.Name, cs.State, cs.Attempt, kubeLog(dir, cs))
+			}
+		}
+	})
+
+	// A cell past its time limit is stopped by the kubelet and ends
+	// TIMEOUT, its exit marker written by the job's trap; kvsweep cancel
+	// deletes every Job and pod of a sweep, and its cells read CANCELLED.
+	t.Run("timeout-and-cancel", func(t *testing.T) {
+		dir := k.sweepDir(t, "limits")
+		defer k.cancelled(t, c, dir)
+		path := writeSpec(t, t.TempDir(), k.spec("k8s-limits", image, expect, `case_grouping: separate
+engines:
+  slow: {harness: [sleep, "600"]}
+topologies:
+  short: {kind: aggregated, resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 20s}}
+  long: {kind: aggregated, resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}
+matrix: {engine: [slow], topology: [short, long], geometry: [g], case: [TC-01, TC-02]}
+`))
+		mustKvsweep(t, c, "render", path, "--out", dir, "--insecure-registry")
+		mustKvsweep(t, c, "submit", dir)
+		m, _ := sweep.ReadManifest(dir)
+		short := map[string]bool{}
+		for _, cell := range m.Cells {
+			short[cell.ID] = cell.Topology == "short"
+		}
+		cells := waitKube(t, c, dir, 5*time.Minute, "the short cells TIMEOUT and the long ones RUNNING", func(cells []scheduler.CellStatus) bool {
+			for _, cs := range cells {
+				if short[cs.ID] && cs.State != scheduler.StateTimeout || !short[cs.ID] && cs.State != scheduler.StateRunning {
+					return false
+				}
+			}
+			return true
+		})
+		for _, cs := range cells {
+			if !short[cs.ID] {
+				continue
+			}
+			mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+			if err != nil || !ok || mk.Signal != "TERM" {
+				t.Errorf("%s: exit marker %+v %v %v: want one written on TERM", cs.Name, mk, ok, err)
+			}
+		}
+		out := mustKvsweep(t, c, "cancel", dir)
+		t.Log(out)
+		for end := time.Now().Add(2 * time.Minute); ; {
+			jobs, pods := k.objects(t, m.SweepID)
+			if len(jobs) == 0 && len(pods) == 0 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("after cancel the API server still holds Jobs %v and pods %v", jobs, pods)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		for _, cs := range kubeStatus(t, c, dir) {
+			want := scheduler.StateCancelled
+			if short[cs.ID] {
+				want = scheduler.StateTimeout
+			}
+			if cs.State != want {
+				t.Errorf("%s: %s, want %s", cs.Name, cs.State, want)
+			}
+		}
+		waitGone(t, "sleep 600", "the harness outlived its cancelled pod")
+	})
+}
+
+// waitKube polls status until cond holds or the timeout passes.
+func waitKube(t *testing.T, c cluster, dir string, timeout time.Duration, what string, cond func([]scheduler.CellStatus) bool) []scheduler.CellStatus {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		cells := kubeStatus(t, c, dir)
+		if cond(cells) {
+			return cells
+		}
+		if time.Now().After(end) {
+			t.Fatalf("waiting for %s: %s", what, describe(cells))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// kubeLog is a cell's pod output, for failure messages.
+func kubeLog(dir string, cs scheduler.CellStatus) string {
+	var b strings.Builder
+	for _, rel := range sweep.LogFiles(dir, cs.ID) {
+		data, _ := os.ReadFile(filepath.Join(dir, rel))
+		fmt.Fprintf(&b, "== %s\n%s\n", rel, data)
+	}
+	return b.String()
+}
