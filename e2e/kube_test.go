@@ -194,6 +194,53 @@ matrix:
 		waitGone(t, "sleep 300", "services outlived the pod")
 	})
 
+	// A two-node cell: the Job's two pods on two nodes find each other
+	// through the cell directory, meet through etcd on the head (the
+	// image's etcd), run a service each and the agent on the second; the
+	// harness sees the agent, and nothing outlives the pods.
+	t.Run("two-node", func(t *testing.T) {
+		dir := k.sweepDir(t, "twonode")
+		defer k.cancelled(t, c, dir)
+		path := writeSpec(t, t.TempDir(), k.spec("k8s-twonode", image, expect, `topologies:
+  two-node:
+    resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 5m}
+    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/remote/agent-ready"]
+    agent: [sh, -c, 'echo "agent on $KVSWEEP_NODE in the image: $(cat /opt/nccl-version)"; touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
+    service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX on $KVSWEEP_NODE" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 123']
+matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
+`))
+		mustKvsweep(t, c, "run", path, "--out", dir, "--wait", "--interval", "1s", "--insecure-registry", "--quiet")
+		cell := kubeStatus(t, c, dir)[0]
+		read := func(name string) string {
+			b, _ := os.ReadFile(filepath.Join(dir, "cells", cell.ID, name))
+			return string(b)
+		}
+		if cell.State != scheduler.StateCompleted {
+			t.Fatalf("cell %s: %s (%s)\n%s\netcd:\n%s\nremote barrier:\n%s\nagent:\n%s", cell.Name, cell.State, cell.Reason, kubeLog(dir, cell),
+				read("etcd.log"), read("remote/barrier.log"), read("remote/agent.log"))
+		}
+		if !strings.Contains(read("etcd.log"), "ready to serve client requests") {
+			t.Errorf("the image's etcd did not serve:\n%s", read("etcd.log"))
+		}
+		where := [2]string{strings.TrimSpace(read("services/where-0")), strings.TrimSpace(read("services/where-1"))}
+		if !strings.HasPrefix(where[0], "service 0 on kvsweep-node-") || !strings.HasPrefix(where[1], "service 1 on kvsweep-node-") ||
+			strings.TrimPrefix(where[0], "service 0") == strings.TrimPrefix(where[1], "service 1") {
+			t.Errorf("the services did not run on two nodes: %q", where)
+		}
+		if a := read("remote/agent.log"); !strings.Contains(a, "in the image: nccl 2.27.3") || !strings.Contains(a, strings.TrimPrefix(where[1], "service 1 on ")) {
+			t.Errorf("the agent did not run in the image on the second node: %q", a)
+		}
+		mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(t.TempDir(), "history.db"))
+		run, err := reports.ReadRun(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc := run.Cells[0]; rc.Outcome != reports.OK || rc.Image.Digest != digest {
+			t.Errorf("collected: %s %s digest %s", rc.Outcome, rc.Detail, rc.Image.Digest)
+		}
+		waitGone(t, "sleep 12[23]|etcd --name head", "processes outlived the pods")
+	})
+
 	// A crash between the Job's create and the journal's record: the next
 	// submit finds the Job by its name and adopts it; nothing runs twice.
 	t.Run("crash-adopted", func(t *testing.T) {
@@ -237,7 +284,7 @@ matrix: {engine: [vllm, sglang], topology: [aggregated], geometry: [g], case: [T
 		defer k.cancelled(t, c, dir)
 		path := writeSpec(t, t.TempDir(), k.spec("k8s-limits", image, expect, `case_grouping: separate
 engines:
-  slow: {harness: [sleep, "600"]}
+  slow: {harness: [sh, -c, "exec sleep 600", sh]}
 topologies:
   short: {kind: aggregated, resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 20s}}
   long: {kind: aggregated, resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}

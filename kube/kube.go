@@ -679,3 +679,19 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Clean implements scheduler.Cleaner: every Job and pod of the sweep is
+// deleted, ended or not.
+func (k *Kube) Clean(ctx context.Context) error {
+	sel := metav1.ListOptions{LabelSelector: labels.Set{kubeid.LabelSweep: k.Sweep}.String()}
+	bg := metav1.DeletePropagationBackground
+	err := k.call(ctx, "deleting the sweep's Jobs", func() error {
+		return k.Client.BatchV1().Jobs(k.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, sel)
+	})
+	if err != nil {
+		return err
+	}
+	return k.call(ctx, "deleting the sweep's pods", func() error {
+		return k.Client.CoreV1().Pods(k.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	})
+}

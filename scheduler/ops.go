@@ -178,7 +178,21 @@ func Cancel(ctx context.Context, dir string, sched Scheduler, cellIDs []string) 
 	for id := range want {
 		return 0, fail.Usagef("cell %q is not a live cell of this sweep", id)
 	}
-	return len(targets), sched.Cancel(ctx, targets)
+	if err := sched.Cancel(ctx, targets); err != nil {
+		return 0, err
+	}
+	if c, ok := sched.(Cleaner); ok && len(cellIDs) == 0 {
+		// The whole sweep: what the cluster keeps of its ended jobs goes
+		// too; the sweep's records (observed.json) keep how they ended.
+		return len(targets), c.Clean(ctx)
+	}
+	return len(targets), nil
+}
+
+// Cleaner is a scheduler that keeps objects of ended jobs (Kubernetes Jobs
+// and pods): cancelling a whole sweep deletes them with the live ones.
+type Cleaner interface {
+	Clean(ctx context.Context) error
 }
 
 // FollowOptions control Watch.

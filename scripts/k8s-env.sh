@@ -18,7 +18,6 @@
 # where pods pull the test image from. Root only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 
@@ -28,18 +27,14 @@ BIN=$CACHE/$K8S_VERSION-$(sha256sum tools/k8s/go.sum | cut -c1-12)
 BASE=$KVSWEEP_TEST_BASE/k8s
 ETCD_PORT=$((PORT_BASE + 70))
 API_PORT=$((PORT_BASE + 72))
-KUBELET_PORT=$((PORT_BASE + 73))
-KUBELET_HEALTHZ=$((PORT_BASE + 74))
+# Node N's kubelet serves on PORT_BASE+77+2N and its health on the next.
+NODES=2
 CM_PORT=$((PORT_BASE + 75))
 SCHED_PORT=$((PORT_BASE + 76))
 REGISTRY=127.0.0.1:$((PORT_BASE + 55)) # scripts/buildkit-env.sh
-NODE=kvsweep-node-$KVSWEEP_TEST_SLOT
-BRIDGE=kvsk8s$KVSWEEP_TEST_SLOT
-SUBNET=10.244.$KVSWEEP_TEST_SLOT
 PAUSE=kvsweep.test/pause:1
-CGROUP_ROOT=/kvsweep-k8s-$KVSWEEP_TEST_SLOT
 PKGS=(containerd runc containernetworking-plugins etcd-server openssl curl gcc libc6-dev iproute2)
-DAEMONS=(kubelet kube-scheduler kube-controller-manager kube-apiserver containerd etcd)
+DAEMONS=(kube-scheduler kube-controller-manager kube-apiserver etcd)
 
 log() { echo "k8s-env: $*" >&2; }
 
@@ -69,9 +64,9 @@ daemon() {
 
 # wait_for WHAT CMD...: run CMD until it succeeds, for at most 120 s.
 wait_for() {
-	local what=$1 i
+	local what=$1
 	shift
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		"$@" >/dev/null 2>&1 && return
 		sleep 0.2
 	done
@@ -134,10 +129,102 @@ pause_image() {
 	tar -C "$d" -cf "$BASE/pause.tar" oci-layout index.json blobs
 }
 
+# start_node N: node N's containerd (with the CRI plugin and its own
+# bridge) and kubelet, registered and Ready.
+start_node() {
+	local n=$1 nd=$BASE/node-$1 kc=$BASE/pki/admin.kubeconfig node cg
+	node=$(node_name "$n")
+	cg=$(cgroup_root "$n")
+	cg=${cg#/}
+	mkdir -p "$nd"/{containerd,kubelet,cni/net.d,cni/ipam,pod-logs}
+	# containerd with the CRI plugin, its state this run's own.
+	cat >"$nd/containerd/config.toml" <<EOF
+version = 2
+root = "$nd/containerd/root"
+state = "$nd/containerd/state"
+[grpc]
+  address = "$nd/containerd/containerd.sock"
+[ttrpc]
+  address = "$nd/containerd/containerd.sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$nd/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE"
+  # This machine does not let a process lower its OOM score below its
+  # parent's, as the kubelet asks for sandboxes and guaranteed pods.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$nd/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$REGISTRY"]
+    endpoint = ["http://$REGISTRY"]
+EOF
+	cat >"$nd/cni/net.d/10-kvsweep.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "kvsweep-$KVSWEEP_TEST_SLOT-$n", "plugins": [
+  {"type": "bridge", "bridge": "$(bridge "$n")", "isGateway": true, "ipMasq": false,
+   "ipam": {"type": "host-local", "subnet": "10.244.$KVSWEEP_TEST_SLOT.$((128 * n))/25", "dataDir": "$nd/cni/ipam",
+     "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "loopback"}]}
+EOF
+	daemon "containerd-$n" containerd --config "$nd/containerd/config.toml"
+	wait_for containerd ctr -a "$nd/containerd/containerd.sock" version
+	if ! ctr -a "$nd/containerd/containerd.sock" -n k8s.io images ls -q | grep -qxF "$PAUSE"; then
+		[ -f "$BASE/pause.tar" ] || pause_image
+		ctr -a "$nd/containerd/containerd.sock" -n k8s.io images import "$BASE/pause.tar" >/dev/null
+	fi
+
+	cat >"$nd/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: $((PORT_BASE + 77 + 2 * n))
+healthzBindAddress: 127.0.0.1
+healthzPort: $((PORT_BASE + 78 + 2 * n))
+readOnlyPort: 0
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+cgroupRoot: $(cgroup_root "$n")
+failSwapOn: false
+failCgroupV1: false
+containerRuntimeEndpoint: unix://$nd/containerd/containerd.sock
+podLogsDir: $nd/pod-logs
+localStorageCapacityIsolation: false
+evictionHard: {memory.available: "0%", nodefs.available: "0%", imagefs.available: "0%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+registerNode: true
+EOF
+	# The kubelet's cgroup root, in every hierarchy (cgroup v1 here).
+	local c
+	for c in /sys/fs/cgroup/*/; do
+		mkdir -p "$c$cg"
+		if [ -f "$c/cpuset.cpus" ]; then
+			cat "$c/cpuset.cpus" >"$c$cg/cpuset.cpus"
+			cat "$c/cpuset.mems" >"$c$cg/cpuset.mems"
+		fi
+	done
+	daemon "kubelet-$n" "$BIN/kubelet" --config "$nd/kubelet/config.yaml" --kubeconfig "$kc" \
+		--root-dir "$nd/kubelet/root" --cert-dir "$nd/kubelet/pki" \
+		--hostname-override "$node"
+	wait_for "node $node Ready" node_ready "$node"
+	# The node advertises GPUs as the NVIDIA device plugin would, so GPU
+	# cells are scheduled as on a GPU node (the test harness uses none).
+	api PATCH "/api/v1/nodes/$node/status" -H 'Content-Type: application/json-patch+json' \
+		--data '[{"op": "add", "path": "/status/capacity/nvidia.com~1gpu", "value": "8"}]' >/dev/null
+}
+
+node_name() { echo "kvsweep-node-$KVSWEEP_TEST_SLOT-$1"; }
+bridge() { echo "kvsk8s$KVSWEEP_TEST_SLOT-$1"; }
+cgroup_root() { echo "/kvsweep-k8s-$KVSWEEP_TEST_SLOT-$1"; }
+
 start() {
 	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
 	[ -x "$BIN/kubelet" ] || { log "not installed: run scripts/k8s-env.sh install"; exit 1; }
-	mkdir -p "$BASE"/{etcd,containerd,kubelet,cni/net.d,cni/ipam,pod-logs,sweeps}
+	mkdir -p "$BASE"/{etcd,sweeps}
 	certs
 	local pki=$BASE/pki kc=$BASE/pki/admin.kubeconfig
 	daemon etcd etcd --name k8s --data-dir "$BASE/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -158,85 +245,12 @@ start() {
 	daemon kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$kc" --leader-elect=false \
 		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --profiling=false
 
-	# containerd with the CRI plugin, its state this run's own.
-	cat >"$BASE/containerd/config.toml" <<EOF
-version = 2
-root = "$BASE/containerd/root"
-state = "$BASE/containerd/state"
-[grpc]
-  address = "$BASE/containerd/containerd.sock"
-[ttrpc]
-  address = "$BASE/containerd/containerd.sock.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$BASE/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE"
-  # This machine does not let a process lower its OOM score below its
-  # parent's, as the kubelet asks for sandboxes and guaranteed pods.
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$BASE/cni/net.d"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$REGISTRY"]
-    endpoint = ["http://$REGISTRY"]
-EOF
-	cat >"$BASE/cni/net.d/10-kvsweep.conflist" <<EOF
-{"cniVersion": "0.4.0", "name": "kvsweep-$KVSWEEP_TEST_SLOT", "plugins": [
-  {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "subnet": "$SUBNET.0/24", "dataDir": "$BASE/cni/ipam"}},
-  {"type": "loopback"}]}
-EOF
-	daemon containerd containerd --config "$BASE/containerd/config.toml"
-	wait_for containerd ctr -a "$BASE/containerd/containerd.sock" version
-	if ! ctr -a "$BASE/containerd/containerd.sock" -n k8s.io images ls -q | grep -qxF "$PAUSE"; then
-		pause_image
-		ctr -a "$BASE/containerd/containerd.sock" -n k8s.io images import "$BASE/pause.tar" >/dev/null
-	fi
-
-	cat >"$BASE/kubelet/config.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: 127.0.0.1
-port: $KUBELET_PORT
-healthzBindAddress: 127.0.0.1
-healthzPort: $KUBELET_HEALTHZ
-readOnlyPort: 0
-authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
-authorization: {mode: AlwaysAllow}
-cgroupDriver: cgroupfs
-cgroupRoot: $CGROUP_ROOT
-failSwapOn: false
-failCgroupV1: false
-containerRuntimeEndpoint: unix://$BASE/containerd/containerd.sock
-podLogsDir: $BASE/pod-logs
-localStorageCapacityIsolation: false
-evictionHard: {memory.available: "0%", nodefs.available: "0%", imagefs.available: "0%"}
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-serializeImagePulls: false
-registerNode: true
-EOF
-	# The kubelet's cgroup root, in every hierarchy (cgroup v1 here).
-	local c
-	for c in /sys/fs/cgroup/*/; do
-		mkdir -p "$c${CGROUP_ROOT#/}"
-		if [ -f "$c/cpuset.cpus" ]; then
-			cat "$c/cpuset.cpus" >"$c${CGROUP_ROOT#/}/cpuset.cpus"
-			cat "$c/cpuset.mems" >"$c${CGROUP_ROOT#/}/cpuset.mems"
-		fi
+	local n
+	for n in $(seq 0 $((NODES - 1))); do
+		start_node "$n"
 	done
-	daemon kubelet "$BIN/kubelet" --config "$BASE/kubelet/config.yaml" --kubeconfig "$kc" \
-		--root-dir "$BASE/kubelet/root" --cert-dir "$BASE/kubelet/pki" \
-		--hostname-override "$NODE"
-	wait_for "node $NODE Ready" node_ready
-	# The node advertises GPUs as the NVIDIA device plugin would, so GPU
-	# cells are scheduled as on a GPU node (the test harness uses none).
-	api PATCH "/api/v1/nodes/$NODE/status" -H 'Content-Type: application/json-patch+json' \
-		--data '[{"op": "add", "path": "/status/capacity/nvidia.com~1gpu", "value": "8"}]' >/dev/null
 	wait_for "the default service account" api GET /api/v1/namespaces/default/serviceaccounts/default
-	log "cluster up: KUBECONFIG=$kc, node $NODE, sweeps under $BASE/sweeps"
+	log "cluster up: KUBECONFIG=$kc, $NODES nodes, sweeps under $BASE/sweeps"
 }
 
 # api METHOD PATH [CURL-ARGS...]: one authenticated call to this run's API
@@ -249,41 +263,57 @@ api() {
 }
 
 node_ready() {
-	api GET "/api/v1/nodes/$NODE" | tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
+	api GET "/api/v1/nodes/$1" | tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
 }
 
 stop() {
-	if pid_running "$BASE/kube-apiserver.pid" && pid_running "$BASE/kubelet.pid"; then
-		# The pods first, while the kubelet is there to stop them.
+	local n
+	if pid_running "$BASE/kube-apiserver.pid"; then
+		# The pods first, while the kubelets are there to stop them.
 		api DELETE /apis/batch/v1/jobs >/dev/null 2>&1 || true
 		local ns
 		for ns in $(api GET /api/v1/namespaces 2>/dev/null | grep -o '"name": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' | sort -u); do
 			api DELETE "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null 2>&1 || true
 		done
-		for _ in $(seq 150); do
-			[ -z "$(ctr -a "$BASE/containerd/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null)" ] && break
-			sleep 0.2
-		done
 	fi
+	for n in $(seq 0 $((NODES - 1))); do
+		stop_node "$n"
+	done
 	local d
 	for d in "${DAEMONS[@]}"; do
 		stop_pidfile "$BASE/$d.pid"
 	done
-	# What containerd started: the shims of its containers (and their
-	# processes with them).
-	pkill -9 -f -- "-address $BASE/containerd/containerd.sock" 2>/dev/null || true
 	findmnt -rn -o TARGET | grep -F "$BASE/" | sort -r | xargs -r umount -l 2>/dev/null || true
-	ip link del "$BRIDGE" 2>/dev/null || true
-	# The kubelet's cgroups.
-	for d in /sys/fs/cgroup/*"$CGROUP_ROOT"; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
 	log "stopped"
+}
+
+# stop_node N: node N's pods, kubelet and containerd, its bridge and cgroups.
+stop_node() {
+	local n=$1 sock=$BASE/node-$1/containerd/containerd.sock t d
+	if pid_running "$BASE/kubelet-$n.pid"; then
+		for _ in $(seq 150); do
+			[ -z "$(ctr -a "$sock" -n k8s.io tasks ls -q 2>/dev/null)" ] && break
+			sleep 0.2
+		done
+	fi
+	# Whatever still runs is killed (the shims going would leave it).
+	for t in $(ctr -a "$sock" -n k8s.io tasks ls -q 2>/dev/null); do
+		ctr -a "$sock" -n k8s.io tasks kill -a -s KILL "$t" >/dev/null 2>&1 || true
+	done
+	stop_pidfile "$BASE/kubelet-$n.pid"
+	stop_pidfile "$BASE/containerd-$n.pid"
+	# What containerd started: the shims of its containers.
+	pkill -9 -f -- "-address $sock" 2>/dev/null || true
+	findmnt -rn -o TARGET | grep -F "$BASE/node-$n/" | sort -r | xargs -r umount -l 2>/dev/null || true
+	ip link del "$(bridge "$n")" 2>/dev/null || true
+	for d in /sys/fs/cgroup/*"$(cgroup_root "$n")"; do
+		if [ -d "$d" ]; then find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
+	done
 }
 
 env_vars() {
 	echo "export KUBECONFIG=$BASE/pki/admin.kubeconfig"
-	echo "export KVSWEEP_K8S_SWEEPS=$BASE/sweeps KVSWEEP_K8S_NODE=$NODE"
+	echo "export KVSWEEP_K8S_SWEEPS=$BASE/sweeps"
 }
 
 case ${1:-} in

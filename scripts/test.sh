@@ -3,7 +3,9 @@
 # every test, and stop what it started: two Slurm clusters (with and
 # without accounting) and a two-node one, with pyxis loaded; enroot and
 # pyxis built from source; dockerd; buildkitd built from the Go module
-# proxy; OCI registries. This is the README's test command and what
+# proxy; OCI registries; a Kubernetes cluster (API server, controller
+# manager, scheduler and kubelets built from the Go module proxy, with
+# containerd). This is the README's test command and what
 # CI runs (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)
@@ -23,6 +25,7 @@ apt_need "${APT[@]}"
 scripts/slurm-env.sh install
 scripts/buildkit-env.sh install
 scripts/runtime-env.sh install
+scripts/k8s-env.sh install
 
 # ours lists the processes of this run that are not test.sh's own
 # descendants: they carry its slot in their environment, or its state
@@ -74,6 +77,10 @@ eval "$(scripts/slurm-env.sh env)"
 started+=(scripts/buildkit-env.sh)
 scripts/buildkit-env.sh start
 eval "$(scripts/buildkit-env.sh env)"
+# Its pods pull the test image from the registry above.
+started+=(scripts/k8s-env.sh)
+scripts/k8s-env.sh start
+eval "$(scripts/k8s-env.sh env)"
 
 echo "test.sh: go vet" >&2
 go vet ./...
