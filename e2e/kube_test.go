@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kvsweep/kvsweep/internal/kubeid"
 	"github.com/kvsweep/kvsweep/kube"
@@ -363,4 +365,65 @@ func kubeLog(dir string, cs scheduler.CellStatus) string {
 		fmt.Fprintf(&b, "== %s\n%s\n", rel, data)
 	}
 	return b.String()
+}
+
+// Every Job kvsweep renders, overlays applied and filled in for a
+// submission (an array with a throttle, held, avoiding a node), is
+// accepted by the API server's own validation (a dry-run create).
+func TestKubernetesObjectsValid(t *testing.T) {
+	c := clusters(t)[0]
+	k := kubeTestCluster(t)
+	src, err := os.ReadFile("../kubejob/testdata/k8s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for _, f := range []string{"overlay-priority.yaml", "overlay-env.json"} {
+		b, err := os.ReadFile(filepath.Join("../kubejob/testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := strings.ReplaceAll(string(src), "HOSTPATH", k.sweeps)
+	spec = strings.Replace(spec, "namespace: kvcr-tests", "namespace: default", 1)
+	path := writeSpec(t, tmp, spec)
+	dir := k.sweepDir(t, "valid")
+	mustKvsweep(t, c, "render", path, "--out", dir, "--offline")
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range m.Jobs {
+		b, err := os.ReadFile(filepath.Join(dir, j.Object))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict(b, &job); err != nil {
+			t.Fatal(err)
+		}
+		req := scheduler.SubmitRequest{Dir: dir, Script: j.Script, Object: j.Object, JobName: sweep.SubmissionName(m.SweepID, j.Name, 7),
+			Hold: true, Exclude: []string{"bad-node-1"}}
+		if j.Array {
+			req.Array, req.Throttle, req.Offset = "0-3,7", 2, 10
+		}
+		if err := kube.Fill(&job, req); err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.client.BatchV1().Jobs("default").Create(context.Background(), &job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Errorf("%s: the API server refuses the Job: %v", j.Object, err)
+		}
+	}
+	// And a Job the server must refuse is refused: the check can fail.
+	var bad batchv1.Job
+	b, _ := os.ReadFile(filepath.Join(dir, m.Jobs[0].Object))
+	_ = yaml.Unmarshal(b, &bad)
+	bad.Name = "Not_A_Name"
+	if _, err := k.client.BatchV1().Jobs("default").Create(context.Background(), &bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+		t.Error("the API server accepted a Job with an invalid name")
+	}
 }

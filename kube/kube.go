@@ -260,6 +260,10 @@ func Fill(job *batchv1.Job, r scheduler.SubmitRequest) error {
 // A Job of that name already there is this submission's (created before
 // a crash, or by a create whose answer was lost): it is adopted.
 func (k *Kube) Submit(ctx context.Context, r scheduler.SubmitRequest) (string, error) {
+	if k.Client == nil {
+		// Nothing reached a cluster: the cells stay unsubmitted.
+		return "", &scheduler.RefusedError{Msg: k.clientErr.Error()}
+	}
 	job, err := k.job(r)
 	if err != nil {
 		return "", err

@@ -144,7 +144,7 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 		}
 		if !poll.Accounting {
 			cs.TaskState = sweep.TaskState{State: StateLost, Source: "marker",
-				Reason: "Slurm no longer knows the job and it left no exit marker"}
+				Reason: "the scheduler no longer knows the job and it left no exit marker"}
 		}
 	}
 	if record && observed > 0 {

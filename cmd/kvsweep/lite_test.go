@@ -20,7 +20,8 @@ func TestLiteBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, heavy := range []string{"github.com/moby/buildkit/client", "go.etcd.io/etcd/client/v3", "github.com/google/go-containerregistry/pkg/v1/remote"} {
+	for _, heavy := range []string{"github.com/moby/buildkit/client", "go.etcd.io/etcd/client/v3", "github.com/google/go-containerregistry/pkg/v1/remote",
+		"k8s.io/client-go/kubernetes", "k8s.io/api/batch/v1"} {
 		if strings.Contains(string(out), heavy+"\n") {
 			t.Errorf("the lite build links %s", heavy)
 		}
@@ -42,5 +43,21 @@ func TestLiteBuild(t *testing.T) {
 	}
 	if out, err := run("render", "../../examples/phase1.yaml", "--offline", "--out", filepath.Join(dir, "p1")); err == nil || !strings.Contains(out, "coordinate through kvsweep job") {
 		t.Errorf("render of two-node cells in a lite build: %v\n%s", err, out)
+	}
+	spec := filepath.Join(dir, "k8s.yaml")
+	if err := os.WriteFile(spec, []byte(`version: 1
+name: k8s
+scheduler: k8s
+kubernetes: {volume: {host_path: `+dir+`}}
+container: {image: "r.example.com/x:1@sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+harness: {command: [true]}
+topologies: {aggregated: {resources: {gpus_per_node: 1, time: 1m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("render", spec, "--offline", "--out", filepath.Join(dir, "k8s")); err == nil || !strings.Contains(out, "without the Kubernetes client") {
+		t.Errorf("render for scheduler k8s in a lite build: %v\n%s", err, out)
 	}
 }

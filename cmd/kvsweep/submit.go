@@ -20,8 +20,8 @@ import (
 // schedFlags are the flags that pick and configure the scheduler.
 func schedFlags(fs *pflag.FlagSet) *scheduler.Config {
 	c := &scheduler.Config{}
-	fs.StringVar(&c.Name, "scheduler", "", "slurm or local (default: the scheduler of the sweep's last submission, else the spec's)")
-	fs.DurationVar(&c.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient Slurm controller errors this long")
+	fs.StringVar(&c.Name, "scheduler", "", "slurm, local or k8s (default: the scheduler of the sweep's last submission, else the spec's)")
+	fs.DurationVar(&c.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.IntVar(&c.Parallel, "parallel", 0, "local executor: tasks at once (default: number of CPUs)")
 	fs.StringVar(&c.GPUs, "gpus", "", "local executor: the GPU pool, e.g. 0,1 or all (nvidia-smi -L); each task gets its own gpus_per_node of them (default: GPUs not scheduled)")
 	return c

@@ -1,0 +1,203 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kvsweep/kvsweep/internal/kubeid"
+	"github.com/kvsweep/kvsweep/scheduler"
+)
+
+// The API server's pod states, as kvsweep reads them. (The real
+// transitions are exercised against a real cluster in e2e; this pins the
+// mapping of each reason, including the ones a test cluster cannot
+// produce on demand: OOM kills, evictions.)
+func TestPodState(t *testing.T) {
+	term := func(code int32, reason string) []corev1.ContainerStatus {
+		return []corev1.ContainerStatus{{Name: kubeid.ContainerName, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}}}
+	}
+	wait := func(reason string) []corev1.ContainerStatus {
+		return []corev1.ContainerStatus{{Name: kubeid.ContainerName, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
+	}
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name   string
+		status corev1.PodStatus
+		del    bool
+		want   string
+		code   int
+	}{
+		{"succeeded", corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: term(0, "Completed")}, false, scheduler.StateCompleted, 0},
+		{"failed", corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: term(3, "Error")}, false, scheduler.StateFailed, 3},
+		{"oom", corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: term(137, "OOMKilled")}, false, scheduler.StateOOM, 137},
+		{"deadline", corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", ContainerStatuses: term(143, "Error")}, false, scheduler.StateTimeout, 143},
+		{"evicted", corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}, false, scheduler.StatePreempted, 0},
+		{"disrupted", corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}}, false, scheduler.StatePreempted, 0},
+		{"image pull", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: wait("ImagePullBackOff")}, false, scheduler.StateBootFail, 0},
+		{"missing secret", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: wait("CreateContainerConfigError")}, false, scheduler.StateBootFail, 0},
+		{"creating", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: wait("ContainerCreating")}, false, scheduler.StatePending, 0},
+		{"unschedulable", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes"}}}, false, scheduler.StatePending, 0},
+		{"running", corev1.PodStatus{Phase: corev1.PodRunning}, false, scheduler.StateRunning, 0},
+		{"deleted", corev1.PodStatus{Phase: corev1.PodRunning}, true, scheduler.StateCancelled, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{Status: tc.status}
+			if tc.del {
+				p.DeletionTimestamp = &now
+			}
+			got := podState(p)
+			if got.State != tc.want || got.ExitCode != tc.code || got.Source != Source {
+				t.Errorf("got %+v, want %s exit %d", got, tc.want, tc.code)
+			}
+			if tc.name == "unschedulable" && !strings.Contains(got.Reason, "0/2 nodes") {
+				t.Errorf("reason %q does not say why", got.Reason)
+			}
+		})
+	}
+}
+
+func rendered() *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{kubeid.LabelSweep: "sw"}},
+		Spec: batchv1.JobSpec{
+			Completions: ptr.To[int32](4), Parallelism: ptr.To[int32](4),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{kubeid.LabelSweep: "sw"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name:         kubeid.ContainerName,
+					Env:          []corev1.EnvVar{{Name: kubeid.EnvSweepDir}, {Name: kubeid.EnvTasks}, {Name: kubeid.EnvOffset, Value: "0"}},
+					VolumeMounts: []corev1.VolumeMount{{Name: kubeid.VolumeName, MountPath: "/srv/sweeps"}},
+				}}},
+			},
+		},
+	}
+}
+
+// A submission fills in what differs per submission, and refuses what
+// Kubernetes cannot do or would not find.
+func TestFill(t *testing.T) {
+	job := rendered()
+	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s3", Array: "0-3,7", Offset: 10, Throttle: 2, Hold: true, Exclude: []string{"n1"}}
+	if err := Fill(job, r); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if job.Name != JobName(r.JobName) || *job.Spec.Completions != 5 || *job.Spec.Parallelism != 2 || !*job.Spec.Suspend ||
+		env[kubeid.EnvSweepDir] != r.Dir || env[kubeid.EnvTasks] != "0-3,7" || env[kubeid.EnvOffset] != "10" ||
+		job.Annotations[kubeid.AnnotationSubmission] != r.JobName || job.Spec.Template.Labels[kubeid.LabelSubmission] == "" {
+		t.Errorf("filled Job: %+v env %v", job, env)
+	}
+	if na := job.Spec.Template.Spec.Affinity.NodeAffinity; na == nil ||
+		na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "n1" {
+		t.Errorf("excluded nodes not in the affinity: %+v", job.Spec.Template.Spec.Affinity)
+	}
+	if len(job.Name) > 56 || strings.ContainsAny(job.Name, "._") {
+		t.Errorf("name %q is not a short DNS label", job.Name)
+	}
+	var re *scheduler.RefusedError
+	if err := Fill(rendered(), scheduler.SubmitRequest{Dir: "/elsewhere/sw", JobName: "x"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "not on the volume") {
+		t.Errorf("a sweep off the volume: %v", err)
+	}
+	if err := Fill(rendered(), scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "x", Overrides: map[string]string{"partition": "gpu"}}); !errors.As(err, &re) {
+		t.Errorf("a Slurm partition: %v", err)
+	}
+}
+
+// A transient API error is retried; a refusal is not, and a create whose
+// Job is already there (a lost answer, a crash) adopts it.
+func TestSubmitRetriesAndAdopts(t *testing.T) {
+	cs := fake.NewClientset()
+	fails := 2
+	cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if fails > 0 {
+			fails--
+			return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
+		}
+		return false, nil, nil
+	})
+	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute, Log: io.Discard}
+	job := rendered()
+	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s1", Array: "0-3"}
+	if err := Fill(job, r); err != nil {
+		t.Fatal(err)
+	}
+	create := func() error {
+		return k.call(context.Background(), "create", func() error {
+			_, err := cs.BatchV1().Jobs("ns").Create(context.Background(), job, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := create(); err != nil {
+		t.Fatalf("after two transient errors: %v", err)
+	}
+	if k.Calls != 3 {
+		t.Errorf("%d calls, want 3", k.Calls)
+	}
+	found, err := k.FindByName(context.Background(), r.JobName, time.Time{})
+	if err != nil || len(found) != 1 || found[0] != job.Name {
+		t.Errorf("FindByName: %v %v", found, err)
+	}
+	if found, _ := k.FindByName(context.Background(), "kvs.sw.aggregated.s2", time.Time{}); len(found) != 0 {
+		t.Errorf("a submission never made was found: %v", found)
+	}
+	cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "jobs"}, "x", errors.New("quota exceeded"))
+	})
+	calls := k.Calls
+	if err := create(); err == nil || transient(err) || k.Calls != calls+1 {
+		t.Errorf("a refusal: %v after %d calls", err, k.Calls-calls)
+	}
+}
+
+// One poll is two list calls for the whole sweep, and reads every task:
+// pods by completion index through the Job's task list, indexes without a
+// pod from the Job.
+func TestPoll(t *testing.T) {
+	job := rendered()
+	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s1", Array: "0,5,9", Offset: 0}
+	if err := Fill(job, r); err != nil {
+		t.Fatal(err)
+	}
+	job.Status.CompletedIndexes = "1"
+	pod := func(idx string, phase corev1.PodPhase, code int32) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-" + idx, Namespace: "ns",
+			Labels:      map[string]string{kubeid.LabelSweep: "sw", batchv1.JobNameLabel: job.Name},
+			Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: idx}},
+			Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: kubeid.ContainerName,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}}}}
+	}
+	cs := fake.NewClientset(job, pod("0", corev1.PodFailed, 2))
+	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
+	p, err := k.Poll(context.Background(), []scheduler.PollJob{{ID: job.Name, Name: r.JobName}, {ID: "gone", Name: "kvs.sw.x.s2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{job.Name + "_0": scheduler.StateFailed, job.Name + "_5": scheduler.StateCompleted, job.Name + "_9": scheduler.StatePending}
+	for key, state := range want {
+		if p.Tasks[key].State != state {
+			t.Errorf("%s: %+v, want %s", key, p.Tasks[key], state)
+		}
+	}
+	if len(p.Tasks) != 3 || p.Tasks[job.Name+"_0"].ExitCode != 2 || k.Calls != 2 || p.Accounting {
+		t.Errorf("poll %+v after %d calls", p, k.Calls)
+	}
+}
