@@ -278,6 +278,65 @@ matrix: {engine: [vllm, sglang], topology: [aggregated], geometry: [g], case: [T
 		}
 	})
 
+	// A failed cell resubmitted runs again as a Job of that one cell (its
+	// task list names it), and a pod whose image cannot be pulled is ended
+	// and read as a failure outside the test, not left waiting for ever.
+	t.Run("resubmit-and-image-pull", func(t *testing.T) {
+		dir := k.sweepDir(t, "resubmit")
+		defer k.cancelled(t, c, dir)
+		path := writeSpec(t, t.TempDir(), k.spec("k8s-resubmit", image, expect, `engines:
+  vllm: {}
+  bad: {harness: [sh, -c, "exit 3", sh]}
+  gone: {image: "`+os.Getenv("KVSWEEP_REGISTRY")+`/e2e/no-such-image:1"}
+topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}
+matrix: {engine: [vllm, bad, gone], topology: [aggregated], geometry: [g], case: [TC-01]}
+`))
+		mustKvsweep(t, c, "render", path, "--out", dir, "--offline")
+		mustKvsweep(t, c, "submit", dir)
+		state := func(cells []scheduler.CellStatus, engine string) scheduler.CellStatus {
+			for _, cs := range cells {
+				if strings.HasPrefix(cs.Name, engine+"-") {
+					return cs
+				}
+			}
+			t.Fatalf("no %s cell", engine)
+			return scheduler.CellStatus{}
+		}
+		cells := waitKube(t, c, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
+			return scheduler.Done(cells)
+		})
+		if cs := state(cells, "vllm"); cs.State != scheduler.StateCompleted {
+			t.Errorf("vllm: %s", cs.State)
+		}
+		if cs := state(cells, "bad"); cs.State != scheduler.StateFailed || cs.ExitCode != 3 {
+			t.Errorf("bad: %s exit %d, want FAILED exit 3", cs.State, cs.ExitCode)
+		}
+		if cs := state(cells, "gone"); cs.State != scheduler.StateBootFail || !strings.Contains(cs.Reason, "ImagePullBackOff") {
+			t.Errorf("gone: %s (%s), want BOOT_FAIL for the image pull", cs.State, cs.Reason)
+		}
+		m, _ := sweep.ReadManifest(dir)
+		jobsBefore, _ := k.objects(t, m.SweepID)
+		out := mustKvsweep(t, c, "resubmit", dir, "--failed")
+		t.Log(out)
+		cells = waitKube(t, c, dir, 5*time.Minute, "the resubmitted cells ended", func(cells []scheduler.CellStatus) bool {
+			return scheduler.Done(cells) && state(cells, "bad").Attempt == 2
+		})
+		if cs := state(cells, "bad"); cs.State != scheduler.StateFailed || cs.Attempt != 2 || len(cs.Earlier) != 1 {
+			t.Errorf("bad after resubmit: %s attempt %d earlier %v", cs.State, cs.Attempt, cs.Earlier)
+		}
+		if cs := state(cells, "vllm"); cs.Attempt != 1 {
+			t.Errorf("the completed cell ran again: attempt %d", cs.Attempt)
+		}
+		jobs, _ := k.objects(t, m.SweepID)
+		if len(jobs) <= len(jobsBefore) {
+			t.Errorf("Jobs before %v, after the resubmit %v", jobsBefore, jobs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, sweep.CellsDir, state(cells, "bad").ID, "attempts")); err != nil {
+			t.Errorf("the first attempt's files were not kept: %v", err)
+		}
+	})
+
 	// A cell past its time limit is stopped by the kubelet and ends
 	// TIMEOUT, its exit marker written by the job's trap; kvsweep cancel
 	// deletes every Job and pod of a sweep, and its cells read CANCELLED.

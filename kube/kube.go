@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -433,22 +435,52 @@ func (k *Kube) Poll(ctx context.Context, jobs []scheduler.PollJob) (*scheduler.P
 		}
 		for idx, task := range tasksOf(job) {
 			key := scheduler.TaskKey(job.Name, task)
+			if why, ok := job.Annotations[kubeid.AnnotationBootFailed+strconv.Itoa(idx)]; ok {
+				p.Tasks[key] = sweep.TaskState{State: scheduler.StateBootFail, Reason: why, Source: Source}
+				continue
+			}
 			pod := newest[job.Name][idx]
 			if pod == nil {
 				p.Tasks[key] = noPod(job, idx)
 				continue
 			}
 			ts := podState(pod)
-			if ts.State == scheduler.StateBootFail && pod.DeletionTimestamp == nil {
+			if ts.State == scheduler.StateBootFail {
 				// A pod that cannot start its container (its image, its
 				// secret) would wait for ever: it is ended, and the cell
-				// counts as failed outside the test.
-				_ = k.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+				// counts as failed outside the test. The Job keeps why.
+				if err := k.endBootFailed(ctx, job, pod, idx, ts.Reason); err != nil {
+					return nil, err
+				}
 			}
 			p.Tasks[key] = ts
 		}
 	}
 	return p, nil
+}
+
+// endBootFailed records on the Job why index idx could not start, then
+// deletes its pod.
+func (k *Kube) endBootFailed(ctx context.Context, job *batchv1.Job, pod *corev1.Pod, idx int, why string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		kubeid.AnnotationBootFailed + strconv.Itoa(idx): why}}})
+	if err != nil {
+		return err
+	}
+	err = k.call(ctx, "recording the start failure on Job "+job.Name, func() error {
+		_, err := k.Client.BatchV1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return k.call(ctx, "deleting pod "+pod.Name, func() error {
+		err := k.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 // noPod is the state of an index that has no pod.

@@ -201,3 +201,33 @@ func TestPoll(t *testing.T) {
 		t.Errorf("poll %+v after %d calls", p, k.Calls)
 	}
 }
+
+// A pod that cannot pull its image is ended, and its cell reads BOOT_FAIL
+// from the Job once the pod is gone.
+func TestPollEndsBootFailed(t *testing.T) {
+	job := rendered()
+	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s1", Array: "0"}
+	if err := Fill(job, r); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-0", Namespace: "ns",
+		Labels:      map[string]string{kubeid.LabelSweep: "sw", batchv1.JobNameLabel: job.Name},
+		Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: kubeid.ContainerName,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}}}}
+	cs := fake.NewClientset(job, pod)
+	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
+	jobs := []scheduler.PollJob{{ID: job.Name, Name: r.JobName}}
+	for i := range 2 {
+		p, err := k.Poll(context.Background(), jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts := p.Tasks[job.Name+"_0"]; ts.State != scheduler.StateBootFail || !strings.Contains(ts.Reason, "ImagePullBackOff") {
+			t.Errorf("poll %d: %+v, want BOOT_FAIL naming the pull", i, ts)
+		}
+		if pods, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{}); len(pods.Items) != 0 {
+			t.Errorf("poll %d: the pod was not ended", i)
+		}
+	}
+}

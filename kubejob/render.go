@@ -86,6 +86,15 @@ func Render(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job, opts Options) ([]
 func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, error) {
 	k := spec.Kubernetes
 	labels := map[string]string{kubeid.LabelManaged: "kvsweep", kubeid.LabelSweep: kubeid.LabelValue(m.SweepID), kubeid.LabelJob: kubeid.LabelValue(j.Name)}
+	if !j.Array {
+		// A Job of one cell names it; an array's pods are told apart by
+		// their completion index through the Job's task list.
+		for _, c := range m.Cells {
+			if c.Job == j.Name {
+				labels[kubeid.LabelCell] = kubeid.LabelValue(c.ID)
+			}
+		}
+	}
 	env := []corev1.EnvVar{
 		{Name: kubeid.EnvSweepDir},
 		{Name: kubeid.EnvJob, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-name']"}}},

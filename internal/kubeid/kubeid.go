@@ -18,6 +18,8 @@ const (
 	LabelSweep      = "kvsweep.io/sweep"
 	LabelJob        = "kvsweep.io/job"
 	LabelSubmission = "kvsweep.io/submission"
+	// LabelCell names the cell of a Job of one cell (two-node, --no-array).
+	LabelCell = "kvsweep.io/cell"
 	// AnnotationJob is the manifest's job name (labels cannot hold dots
 	// and slashes of every name).
 	AnnotationJob = "kvsweep.io/job"
@@ -26,6 +28,11 @@ const (
 	AnnotationTasks = "kvsweep.io/tasks"
 	// AnnotationSubmission is the submission's name as the journal has it.
 	AnnotationSubmission = "kvsweep.io/submission"
+	// AnnotationBootFailed, followed by a completion index, records on
+	// the Job why kvsweep ended that index's pod before it could start
+	// (its image, its secret), so the cell reads BOOT_FAIL once the pod
+	// is gone.
+	AnnotationBootFailed = "kvsweep.io/boot-failed."
 	// ContainerName is the one container of every pod.
 	ContainerName = "cell"
 	// VolumeName is the volume that holds the sweep directory.
