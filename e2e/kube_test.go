@@ -163,6 +163,15 @@ matrix:
 		if len(cells) != 6 {
 			t.Errorf("%d cells, want 6", len(cells))
 		}
+		// One poll of the sweep is two list calls (its Jobs, its pods),
+		// whatever its size.
+		_, sched, err := scheduler.Open(dir, scheduler.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := scheduler.Status(t.Context(), dir, sched); err != nil || sched.(*kube.Kube).Calls != 2 {
+			t.Errorf("one status: %d API calls (%v), want 2", sched.(*kube.Kube).Calls, err)
+		}
 		m, err := sweep.ReadManifest(dir)
 		if err != nil {
 			t.Fatal(err)

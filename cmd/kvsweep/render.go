@@ -24,7 +24,10 @@ spec.yaml, manifest.json, one job-array script per topology under jobs/
 (split at --max-array-size), and each job's cell table and command lines
 beside its script (jobs/NAME.cells, jobs/NAME.args).
 Rendering into an existing sweep directory keeps its sweep id and every
-cell's place, and adds new cells as new jobs.`,
+cell's place, and adds new cells as new jobs.
+With scheduler: k8s in the spec, each job's script is jobs/NAME.sh and the
+Kubernetes Job its pods run is jobs/NAME.job.yaml (docs/kubernetes.md); DIR
+must be on the volume the pods mount (kubernetes.volume.path).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := renderFlags(fs)
 		return func(e *env, args []string) error {
