@@ -12,6 +12,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -146,7 +147,7 @@ func transient(err error) bool {
 // call runs one API call, retrying transient failures with capped
 // exponential backoff (1 s, 2 s ... 30 s) until the deadline.
 func (k *Kube) call(ctx context.Context, what string, f func() error) error {
-	deadline := cmpOr(k.Deadline, 10*time.Minute)
+	deadline := cmp.Or(k.Deadline, 10*time.Minute)
 	end := time.Now().Add(deadline)
 	wait := time.Second
 	if k.Client == nil {
@@ -171,13 +172,6 @@ func (k *Kube) call(ctx context.Context, what string, f func() error) error {
 		}
 		wait = min(wait*2, 30*time.Second)
 	}
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Fill completes the rendered Job for submission r: its name, labels,
@@ -270,7 +264,7 @@ func (k *Kube) Submit(ctx context.Context, r scheduler.SubmitRequest) (string, e
 	if err != nil {
 		return "", err
 	}
-	ns := cmpStr(job.Namespace, k.Namespace)
+	ns := cmp.Or(job.Namespace, k.Namespace)
 	err = k.call(ctx, "creating Job "+job.Name, func() error {
 		_, err := k.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -321,13 +315,6 @@ func (k *Kube) DryRun(r scheduler.SubmitRequest) (string, error) {
 		return "", err
 	}
 	return "---\n" + string(b), nil
-}
-
-func cmpStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // FindByName implements scheduler.Scheduler: the Job of that submission,
