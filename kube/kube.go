@@ -29,10 +29,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -50,7 +47,7 @@ const MaxObjectSize = 1 << 20
 
 // Kube is the Kubernetes scheduler of one sweep directory.
 type Kube struct {
-	Client    kubernetes.Interface
+	client    api
 	Namespace string
 	// Sweep is the sweep's label value (kubeid.LabelValue of its id).
 	Sweep string
@@ -60,7 +57,7 @@ type Kube struct {
 	Log      io.Writer
 	// Calls counts the API calls made, for tests and benchmarks.
 	Calls int
-	// clientErr says why Client is nil.
+	// clientErr says why client is nil.
 	clientErr error
 }
 
@@ -82,12 +79,12 @@ func Open(dir string, m *sweep.Manifest, cfg scheduler.Config) (scheduler.Schedu
 	}
 	k := &Kube{Namespace: ns, Sweep: kubeid.LabelValue(m.SweepID), Dir: dir, Deadline: cfg.RetryDeadline, Log: cfg.Log}
 	// No client is no error yet: submit --dry-run needs none.
-	k.Client, k.clientErr = client()
+	k.client, k.clientErr = connect()
 	return k, nil
 }
 
-// client is the client of the kubeconfig kubectl would use.
-func client() (kubernetes.Interface, error) {
+// connect returns a client of the cluster kubectl would use.
+func connect() (api, error) {
 	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w (KUBECONFIG names the cluster's kubeconfig, as for kubectl)", err)
@@ -96,7 +93,7 @@ func client() (kubernetes.Interface, error) {
 	// jobs should not wait on the client's default rate limit.
 	rc.QPS, rc.Burst = 50, 100
 	rc.UserAgent = "kvsweep"
-	return kubernetes.NewForConfig(rc)
+	return newREST(rc)
 }
 
 // Name implements scheduler.Scheduler.
@@ -150,7 +147,7 @@ func (k *Kube) call(ctx context.Context, what string, f func() error) error {
 	deadline := cmp.Or(k.Deadline, 10*time.Minute)
 	end := time.Now().Add(deadline)
 	wait := time.Second
-	if k.Client == nil {
+	if k.client == nil {
 		return fmt.Errorf("%s: %w", what, k.clientErr)
 	}
 	for try := 1; ; try++ {
@@ -256,7 +253,7 @@ func Fill(job *batchv1.Job, r scheduler.SubmitRequest) error {
 // A Job of that name already there is this submission's (created before
 // a crash, or by a create whose answer was lost): it is adopted.
 func (k *Kube) Submit(ctx context.Context, r scheduler.SubmitRequest) (string, error) {
-	if k.Client == nil {
+	if k.client == nil {
 		// Nothing reached a cluster: the cells stay unsubmitted.
 		return "", &scheduler.RefusedError{Msg: k.clientErr.Error()}
 	}
@@ -266,9 +263,10 @@ func (k *Kube) Submit(ctx context.Context, r scheduler.SubmitRequest) (string, e
 	}
 	ns := cmp.Or(job.Namespace, k.Namespace)
 	err = k.call(ctx, "creating Job "+job.Name, func() error {
-		_, err := k.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+		job.Namespace = ns
+		err := k.client.CreateJob(ctx, job)
 		if apierrors.IsAlreadyExists(err) {
-			got, gerr := k.Client.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+			got, gerr := k.client.GetJob(ctx, ns, job.Name)
 			if gerr != nil {
 				return gerr
 			}
@@ -322,7 +320,7 @@ func (k *Kube) DryRun(r scheduler.SubmitRequest) (string, error) {
 func (k *Kube) FindByName(ctx context.Context, name string, _ time.Time) ([]string, error) {
 	var out []string
 	err := k.call(ctx, "looking up "+name, func() error {
-		got, err := k.Client.BatchV1().Jobs(k.Namespace).Get(ctx, JobName(name), metav1.GetOptions{})
+		got, err := k.client.GetJob(ctx, k.Namespace, JobName(name))
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil
@@ -343,12 +341,12 @@ func (k *Kube) list(ctx context.Context) (map[string]*batchv1.Job, []corev1.Pod,
 	jobs := map[string]*batchv1.Job{}
 	var pods []corev1.Pod
 	err := k.call(ctx, "listing the sweep's Jobs", func() error {
-		l, err := k.Client.BatchV1().Jobs(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		l, err := k.client.ListJobs(ctx, k.Namespace, sel)
 		if err != nil {
 			return err
 		}
-		for i := range l.Items {
-			jobs[l.Items[i].Name] = &l.Items[i]
+		for i := range l {
+			jobs[l[i].Name] = &l[i]
 		}
 		return nil
 	})
@@ -356,12 +354,9 @@ func (k *Kube) list(ctx context.Context) (map[string]*batchv1.Job, []corev1.Pod,
 		return nil, nil, err
 	}
 	err = k.call(ctx, "listing the sweep's pods", func() error {
-		l, err := k.Client.CoreV1().Pods(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return err
-		}
-		pods = l.Items
-		return nil
+		var err error
+		pods, err = k.client.ListPods(ctx, k.Namespace, sel)
+		return err
 	})
 	return jobs, pods, err
 }
@@ -455,14 +450,13 @@ func (k *Kube) endBootFailed(ctx context.Context, job *batchv1.Job, pod *corev1.
 		return err
 	}
 	err = k.call(ctx, "recording the start failure on Job "+job.Name, func() error {
-		_, err := k.Client.BatchV1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
+		return k.client.PatchJob(ctx, job.Namespace, job.Name, patch)
 	})
 	if err != nil {
 		return err
 	}
 	return k.call(ctx, "deleting pod "+pod.Name, func() error {
-		err := k.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+		err := k.client.DeletePod(ctx, pod.Namespace, pod.Name)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -617,7 +611,6 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 	if err != nil {
 		return err
 	}
-	bg := metav1.DeletePropagationBackground
 	var errs []error
 	cancelled := map[string]sweep.TaskState{}
 	for _, name := range slices.Sorted(maps.Keys(byJob)) {
@@ -653,7 +646,7 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 		}
 		if whole {
 			err := k.call(ctx, "deleting Job "+name, func() error {
-				err := k.Client.BatchV1().Jobs(job.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+				err := k.client.DeleteJob(ctx, job.Namespace, name)
 				if apierrors.IsNotFound(err) {
 					return nil
 				}
@@ -672,7 +665,7 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 				continue
 			}
 			err := k.call(ctx, "deleting pod "+pod.Name, func() error {
-				err := k.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+				err := k.client.DeletePod(ctx, pod.Namespace, pod.Name)
 				if apierrors.IsNotFound(err) {
 					return nil
 				}
@@ -706,15 +699,14 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 // Clean implements scheduler.Cleaner: every Job and pod of the sweep is
 // deleted, ended or not.
 func (k *Kube) Clean(ctx context.Context) error {
-	sel := metav1.ListOptions{LabelSelector: labels.Set{kubeid.LabelSweep: k.Sweep}.String()}
-	bg := metav1.DeletePropagationBackground
+	sel := labels.Set{kubeid.LabelSweep: k.Sweep}.String()
 	err := k.call(ctx, "deleting the sweep's Jobs", func() error {
-		return k.Client.BatchV1().Jobs(k.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, sel)
+		return k.client.DeleteJobs(ctx, k.Namespace, sel)
 	})
 	if err != nil {
 		return err
 	}
 	return k.call(ctx, "deleting the sweep's pods", func() error {
-		return k.Client.CoreV1().Pods(k.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		return k.client.DeletePods(ctx, k.Namespace, sel)
 	})
 }

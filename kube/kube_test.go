@@ -12,14 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kvsweep/kvsweep/internal/kubeid"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // The API server's pod states, as kvsweep reads them. (The real
@@ -125,26 +123,17 @@ func TestFill(t *testing.T) {
 // A transient API error is retried; a refusal is not, and a create whose
 // Job is already there (a lost answer, a crash) adopts it.
 func TestSubmitRetriesAndAdopts(t *testing.T) {
-	cs := fake.NewClientset()
-	fails := 2
-	cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if fails > 0 {
-			fails--
-			return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
-		}
-		return false, nil, nil
-	})
-	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute, Log: io.Discard}
-	job := rendered()
+	mem := newMem(nil, nil)
+	mem.fail["CreateJob"] = []error{apierrors.NewServiceUnavailable("etcd leader changed"), errors.New("connection refused")}
+	dir := t.TempDir()
+	k := &Kube{client: mem, Namespace: "ns", Sweep: "sw", Dir: dir, Deadline: time.Minute, Log: io.Discard}
 	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s1", Array: "0-3"}
+	job := rendered()
 	if err := Fill(job, r); err != nil {
 		t.Fatal(err)
 	}
 	create := func() error {
-		return k.call(context.Background(), "create", func() error {
-			_, err := cs.BatchV1().Jobs("ns").Create(context.Background(), job, metav1.CreateOptions{})
-			return err
-		})
+		return k.call(context.Background(), "create", func() error { return k.client.CreateJob(context.Background(), job) })
 	}
 	if err := create(); err != nil {
 		t.Fatalf("after two transient errors: %v", err)
@@ -159,9 +148,7 @@ func TestSubmitRetriesAndAdopts(t *testing.T) {
 	if found, _ := k.FindByName(context.Background(), "kvs.sw.aggregated.s2", time.Time{}); len(found) != 0 {
 		t.Errorf("a submission never made was found: %v", found)
 	}
-	cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "jobs"}, "x", errors.New("quota exceeded"))
-	})
+	mem.fail["CreateJob"] = []error{apierrors.NewForbidden(schema.GroupResource{Resource: "jobs"}, "x", errors.New("quota exceeded"))}
 	calls := k.Calls
 	if err := create(); err == nil || transient(err) || k.Calls != calls+1 {
 		t.Errorf("a refusal: %v after %d calls", err, k.Calls-calls)
@@ -185,8 +172,7 @@ func TestPoll(t *testing.T) {
 			Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: kubeid.ContainerName,
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}}}}
 	}
-	cs := fake.NewClientset(job, pod("0", corev1.PodFailed, 2))
-	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
+	k := &Kube{client: newMem([]*batchv1.Job{job}, []*corev1.Pod{pod("0", corev1.PodFailed, 2)}), Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
 	p, err := k.Poll(context.Background(), []scheduler.PollJob{{ID: job.Name, Name: r.JobName}, {ID: "gone", Name: "kvs.sw.x.s2"}})
 	if err != nil {
 		t.Fatal(err)
@@ -215,8 +201,8 @@ func TestPollEndsBootFailed(t *testing.T) {
 		Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: kubeid.ContainerName,
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}}}}
-	cs := fake.NewClientset(job, pod)
-	k := &Kube{Client: cs, Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
+	mem := newMem([]*batchv1.Job{job}, []*corev1.Pod{pod})
+	k := &Kube{client: mem, Namespace: "ns", Sweep: "sw", Deadline: time.Minute}
 	jobs := []scheduler.PollJob{{ID: job.Name, Name: r.JobName}}
 	for i := range 2 {
 		p, err := k.Poll(context.Background(), jobs)
@@ -226,8 +212,42 @@ func TestPollEndsBootFailed(t *testing.T) {
 		if ts := p.Tasks[job.Name+"_0"]; ts.State != scheduler.StateBootFail || !strings.Contains(ts.Reason, "ImagePullBackOff") {
 			t.Errorf("poll %d: %+v, want BOOT_FAIL naming the pull", i, ts)
 		}
-		if pods, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{}); len(pods.Items) != 0 {
+		if len(mem.pods) != 0 {
 			t.Errorf("poll %d: the pod was not ended", i)
 		}
+	}
+}
+
+// Cancelling one cell of a larger Job deletes its pod only; one whose pod
+// does not exist yet is refused, saying why; the cancelled task is
+// recorded CANCELLED, and the Job stays for the others.
+func TestCancelOneCell(t *testing.T) {
+	job := rendered()
+	r := scheduler.SubmitRequest{Dir: "/srv/sweeps/sw", JobName: "kvs.sw.aggregated.s1", Array: "0-2", Throttle: 2}
+	if err := Fill(job, r); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(idx string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-" + idx, Namespace: "ns",
+			Labels:      map[string]string{kubeid.LabelSweep: "sw", batchv1.JobNameLabel: job.Name},
+			Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: idx}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	mem := newMem([]*batchv1.Job{job}, []*corev1.Pod{pod("0"), pod("1")})
+	dir := t.TempDir()
+	k := &Kube{client: mem, Namespace: "ns", Sweep: "sw", Dir: dir, Deadline: time.Minute}
+	err := k.Cancel(context.Background(), []string{job.Name + "_0", job.Name + "_2"})
+	if err == nil || !strings.Contains(err.Error(), job.Name+"_2: no pod yet") {
+		t.Errorf("cancel of a task with no pod: %v", err)
+	}
+	if _, ok := mem.pods[job.Name+"-0"]; ok {
+		t.Error("the cancelled cell's pod is still there")
+	}
+	if _, ok := mem.pods[job.Name+"-1"]; !ok || len(mem.jobs) != 1 {
+		t.Error("cancelling one cell deleted another's pod or the Job")
+	}
+	seen, err := sweep.ReadObserved(dir)
+	if err != nil || seen[job.Name+"_0"].State != scheduler.StateCancelled || seen[job.Name+"_2"].State != "" {
+		t.Errorf("observed %v %v", seen, err)
 	}
 }

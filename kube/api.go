@@ -1,0 +1,123 @@
+package kube
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+)
+
+// api is what the scheduler asks of the API server: Jobs and pods, by
+// name or by label selector.
+type api interface {
+	CreateJob(ctx context.Context, job *batchv1.Job) error
+	GetJob(ctx context.Context, ns, name string) (*batchv1.Job, error)
+	ListJobs(ctx context.Context, ns, selector string) ([]batchv1.Job, error)
+	ListPods(ctx context.Context, ns, selector string) ([]corev1.Pod, error)
+	// PatchJob applies a JSON merge patch.
+	PatchJob(ctx context.Context, ns, name string, patch []byte) error
+	// DeleteJob deletes a Job and, in the background, its pods.
+	DeleteJob(ctx context.Context, ns, name string) error
+	DeletePod(ctx context.Context, ns, name string) error
+	DeleteJobs(ctx context.Context, ns, selector string) error
+	DeletePods(ctx context.Context, ns, selector string) error
+}
+
+// The two API groups kvsweep uses, and nothing else: client-go's
+// clientset registers every group of Kubernetes at start-up, which every
+// kvsweep command would pay for.
+var (
+	scheme     = runtime.NewScheme()
+	codecs     = serializer.NewCodecFactory(scheme)
+	parameters = runtime.NewParameterCodec(scheme)
+)
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{batchv1.AddToScheme, corev1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+}
+
+// restAPI is api over client-go's REST clients of the core and batch
+// groups, sharing one HTTP client.
+type restAPI struct{ core, batch *rest.RESTClient }
+
+func newREST(rc *rest.Config) (*restAPI, error) {
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, err
+	}
+	client := func(gv schema.GroupVersion, path string) (*rest.RESTClient, error) {
+		c := rest.CopyConfig(rc)
+		c.GroupVersion, c.APIPath = &gv, path
+		c.NegotiatedSerializer = codecs.WithoutConversion()
+		return rest.RESTClientForConfigAndClient(c, hc)
+	}
+	core, err := client(corev1.SchemeGroupVersion, "/api")
+	if err != nil {
+		return nil, err
+	}
+	batch, err := client(batchv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return nil, err
+	}
+	return &restAPI{core: core, batch: batch}, nil
+}
+
+func selected(sel string) *metav1.ListOptions { return &metav1.ListOptions{LabelSelector: sel} }
+
+var background = metav1.DeletePropagationBackground
+
+func (a *restAPI) CreateJob(ctx context.Context, job *batchv1.Job) error {
+	return a.batch.Post().Namespace(job.Namespace).Resource("jobs").Body(job).Do(ctx).Error()
+}
+
+func (a *restAPI) GetJob(ctx context.Context, ns, name string) (*batchv1.Job, error) {
+	var job batchv1.Job
+	err := a.batch.Get().Namespace(ns).Resource("jobs").Name(name).Do(ctx).Into(&job)
+	return &job, err
+}
+
+func (a *restAPI) ListJobs(ctx context.Context, ns, sel string) ([]batchv1.Job, error) {
+	var l batchv1.JobList
+	err := a.batch.Get().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters).Do(ctx).Into(&l)
+	return l.Items, err
+}
+
+func (a *restAPI) ListPods(ctx context.Context, ns, sel string) ([]corev1.Pod, error) {
+	var l corev1.PodList
+	err := a.core.Get().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters).Do(ctx).Into(&l)
+	return l.Items, err
+}
+
+func (a *restAPI) PatchJob(ctx context.Context, ns, name string, patch []byte) error {
+	return a.batch.Patch(types.MergePatchType).Namespace(ns).Resource("jobs").Name(name).Body(patch).Do(ctx).Error()
+}
+
+func (a *restAPI) DeleteJob(ctx context.Context, ns, name string) error {
+	return a.batch.Delete().Namespace(ns).Resource("jobs").Name(name).
+		Body(&metav1.DeleteOptions{PropagationPolicy: &background}).Do(ctx).Error()
+}
+
+func (a *restAPI) DeletePod(ctx context.Context, ns, name string) error {
+	return a.core.Delete().Namespace(ns).Resource("pods").Name(name).Body(&metav1.DeleteOptions{}).Do(ctx).Error()
+}
+
+func (a *restAPI) DeleteJobs(ctx context.Context, ns, sel string) error {
+	return a.batch.Delete().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters).
+		Body(&metav1.DeleteOptions{PropagationPolicy: &background}).Do(ctx).Error()
+}
+
+func (a *restAPI) DeletePods(ctx context.Context, ns, sel string) error {
+	return a.core.Delete().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters).
+		Body(&metav1.DeleteOptions{}).Do(ctx).Error()
+}
