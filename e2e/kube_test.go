@@ -7,14 +7,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kvsweep/kvsweep/internal/kubeid"
@@ -494,4 +498,116 @@ func TestKubernetesObjectsValid(t *testing.T) {
 	if _, err := k.client.BatchV1().Jobs("default").Create(context.Background(), &bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
 		t.Error("the API server accepted a Job with an invalid name")
 	}
+}
+
+// The API server down while kvsweep submits: the create is retried until
+// it is back, and the sweep holds one Job per submission. The sweep
+// directory here is on a PersistentVolumeClaim (bound to a volume of the
+// node directory), as most clusters provide it.
+func TestKubernetesOutageAndClaim(t *testing.T) {
+	c := clusters(t)[0]
+	k := kubeTestCluster(t)
+	ref, digest, revs := buildTestImage(t, c)
+	ctx := context.Background()
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "kvsweep-e2e-sweeps"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: k.sweeps}},
+		}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "sweeps", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: ptr.To(""),
+			VolumeName:       pv.Name,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}
+	if _, err := k.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}) })
+	if _, err := k.client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, pvc.Name, metav1.DeleteOptions{})
+	})
+
+	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", revs.Commit("dynamo"), revs.Commit("vllm_adapter"))
+	spec := strings.Replace(k.spec("k8s-outage", ref+"@"+digest, expect, `topologies:
+  aggregated: {resources: {gpus_per_node: 1, cpus_per_task: 1, mem: 200M, time: 10m}}
+  disagg-2p1d: {kind: disagg-2p1d, resources: {gpus_per_node: 3, cpus_per_task: 1, mem: 200M, time: 10m}}
+matrix: {engine: [vllm, sglang], topology: [aggregated, disagg-2p1d], geometry: [g], case: [TC-01]}
+`), "volume: {host_path: "+k.sweeps+"}", "volume: {claim: sweeps, path: "+k.sweeps+"}", 1)
+	path := writeSpec(t, t.TempDir(), spec)
+	dir := k.sweepDir(t, "outage")
+	defer k.cancelled(t, c, dir)
+	mustKvsweep(t, c, "render", path, "--out", dir, "--insecure-registry")
+	if b, _ := os.ReadFile(filepath.Join(dir, "jobs", "aggregated.job.yaml")); !strings.Contains(string(b), "claimName: sweeps") {
+		t.Fatalf("the Job does not mount the claim:\n%s", b)
+	}
+	ctl := func(action string) {
+		out, err := exec.Command("../scripts/k8s-env.sh", action).CombinedOutput()
+		if err != nil {
+			t.Fatalf("k8s-env.sh %s: %v\n%s", action, err, out)
+		}
+	}
+	ctl("api-stop")
+	defer ctl("api-start")
+	cmd := exec.Command(binary, "submit", dir, "--retry-deadline", "5m")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The API server comes back once submit has said it is retrying.
+	for end := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), "retrying in"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("submit said nothing of retrying:\n%s", out.String())
+		}
+	}
+	ctl("api-start")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("submit across the outage: %v\n%s", err, out.String())
+		}
+	case <-time.After(5 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("submit did not finish after the API server came back:\n%s", out.String())
+	}
+	mustKvsweep(t, c, "status", dir, "--watch", "--interval", "1s", "--quiet")
+	m, _ := sweep.ReadManifest(dir)
+	jobs, pods := k.objects(t, m.SweepID)
+	if len(jobs) != 2 || len(pods) != 4 {
+		t.Errorf("Jobs %v and pods %v: want one Job per submission, one pod per cell", jobs, pods)
+	}
+	for _, cs := range kubeStatus(t, c, dir) {
+		if cs.State != scheduler.StateCompleted {
+			t.Errorf("%s: %s\n%s", cs.Name, cs.State, kubeLog(dir, cs))
+		}
+	}
+}
+
+// syncBuffer is a strings.Builder a child process and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

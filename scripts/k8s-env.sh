@@ -13,6 +13,7 @@
 #   scripts/k8s-env.sh stop      its pods, then what start started
 #   scripts/k8s-env.sh env       KUBECONFIG, KVSWEEP_K8S_SWEEPS (the node
 #                                directory the pods mount the sweeps from)
+#   scripts/k8s-env.sh api-stop|api-start   an outage of the API server
 #
 # The image registry of scripts/buildkit-env.sh (plain HTTP on loopback) is
 # where pods pull the test image from. Root only.
@@ -221,15 +222,9 @@ node_name() { echo "kvsweep-node-$KVSWEEP_TEST_SLOT-$1"; }
 bridge() { echo "kvsk8s$KVSWEEP_TEST_SLOT-$1"; }
 cgroup_root() { echo "/kvsweep-k8s-$KVSWEEP_TEST_SLOT-$1"; }
 
-start() {
-	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
-	[ -x "$BIN/kubelet" ] || { log "not installed: run scripts/k8s-env.sh install"; exit 1; }
-	mkdir -p "$BASE"/{etcd,sweeps}
-	certs
-	local pki=$BASE/pki kc=$BASE/pki/admin.kubeconfig
-	daemon etcd etcd --name k8s --data-dir "$BASE/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-		--advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
-		--initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-cluster "k8s=http://127.0.0.1:$((ETCD_PORT + 1))"
+# apiserver starts this run's API server (unless it runs) and waits for it.
+apiserver() {
+	local pki=$BASE/pki
 	daemon kube-apiserver "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
 		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
@@ -239,6 +234,18 @@ start() {
 		--profiling=false
 	wait_for "kube-apiserver" curl -fsS --cacert "$pki/ca.crt" "https://127.0.0.1:$API_PORT/readyz" \
 		-H "Authorization: Bearer $(cut -d, -f1 "$pki/tokens.csv")"
+}
+
+start() {
+	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
+	[ -x "$BIN/kubelet" ] || { log "not installed: run scripts/k8s-env.sh install"; exit 1; }
+	mkdir -p "$BASE"/{etcd,sweeps}
+	certs
+	local pki=$BASE/pki kc=$BASE/pki/admin.kubeconfig
+	daemon etcd etcd --name k8s --data-dir "$BASE/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+		--advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-cluster "k8s=http://127.0.0.1:$((ETCD_PORT + 1))"
+	apiserver
 	daemon kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$kc" --leader-elect=false \
 		--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
 		--bind-address 127.0.0.1 --secure-port "$CM_PORT" --profiling=false
@@ -319,10 +326,13 @@ env_vars() {
 case ${1:-} in
 install) install ;;
 start) start ;;
+# An outage of the API server, for the tests that ride one out.
+api-stop) stop_pidfile "$BASE/kube-apiserver.pid" ;;
+api-start) apiserver ;;
 stop) stop ;;
 env) env_vars ;;
 *)
-	echo "usage: $0 install|start|stop|env" >&2
+	echo "usage: $0 install|start|stop|env|api-stop|api-start" >&2
 	exit 2
 	;;
 esac
