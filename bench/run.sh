@@ -11,7 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
-export KVSWEEP_TEST_SLOT=${KVSWEEP_TEST_SLOT:-$((50 + $$ % 40))}
+# Slots 50-65: beside the test slots (0-49), and low enough for the
+# clusters' FirstJobId (slot x 1,000,000) to stay under Slurm's MaxJobId.
+export KVSWEEP_TEST_SLOT=${KVSWEEP_TEST_SLOT:-$((50 + $$ % 16))}
 [ $# -gt 0 ] || set -- render submit collect image
 out=$(mktemp)
 started=()
