@@ -350,6 +350,43 @@ matrix: {engine: [vllm, bad, gone], topology: [aggregated], geometry: [g], case:
 		}
 	})
 
+	// --no-array: a Job per cell, each labelled with its cell; a cell over
+	// its memory limit is killed by the kernel and ends OUT_OF_MEMORY.
+	t.Run("no-array-and-oom", func(t *testing.T) {
+		dir := k.sweepDir(t, "noarray")
+		defer k.cancelled(t, c, dir)
+		path := writeSpec(t, t.TempDir(), k.spec("k8s-noarray", image, expect, `engines:
+  vllm: {}
+  hungry: {harness: [sh, -c, 'x=$(head -c 400000000 /dev/zero | tr "\\0" a); echo "$x" | wc -c', sh]}
+topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 64M, time: 10m}}
+matrix: {engine: [vllm, hungry], topology: [aggregated], geometry: [g], case: [TC-01, TC-02]}
+`))
+		mustKvsweep(t, c, "render", path, "--out", dir, "--no-array", "--insecure-registry")
+		mustKvsweep(t, c, "submit", dir)
+		cells := waitKube(t, c, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
+			return scheduler.Done(cells)
+		})
+		m, _ := sweep.ReadManifest(dir)
+		jobs, _ := k.objects(t, m.SweepID)
+		if len(jobs) != len(m.Cells) {
+			t.Errorf("%d Jobs for %d cells", len(jobs), len(m.Cells))
+		}
+		for _, cs := range cells {
+			want := scheduler.StateCompleted
+			if strings.HasPrefix(cs.Name, "hungry-") {
+				want = scheduler.StateOOM
+			}
+			if cs.State != want {
+				t.Errorf("%s: %s exit %d (%s), want %s\n%s", cs.Name, cs.State, cs.ExitCode, cs.Reason, want, kubeLog(dir, cs))
+			}
+			sel := metav1.ListOptions{LabelSelector: kubeid.LabelCell + "=" + kubeid.LabelValue(cs.ID)}
+			if l, err := k.client.BatchV1().Jobs("default").List(context.Background(), sel); err != nil || len(l.Items) != 1 {
+				t.Errorf("%s: no Job labelled with its cell: %v", cs.Name, err)
+			}
+		}
+	})
+
 	// A cell past its time limit is stopped by the kubelet and ends
 	// TIMEOUT, its exit marker written by the job's trap; kvsweep cancel
 	// deletes every Job and pod of a sweep, and its cells read CANCELLED.
