@@ -387,6 +387,26 @@ matrix: {engine: [vllm, hungry], topology: [aggregated], geometry: [g], case: [T
 		}
 	})
 
+	// kvsweep ci drives a k8s sweep as it does a Slurm one: render,
+	// submit, follow, collect, gates, JUnit.
+	t.Run("ci", func(t *testing.T) {
+		dir := k.sweepDir(t, "ci")
+		defer k.cancelled(t, c, dir)
+		tmp := t.TempDir()
+		path := writeSpec(t, tmp, k.spec("k8s-ci", image, expect, `topologies:
+  aggregated: {resources: {gpus_per_node: 1, cpus_per_task: 1, mem: 200M, time: 5m}}
+matrix: {engine: [vllm, sglang], topology: [aggregated], geometry: [g], case: [TC-01]}
+`))
+		out := mustKvsweep(t, c, "ci", path, "--out", dir, "--baseline", "none", "--interval", "1s", "--insecure-registry",
+			"--store", filepath.Join(tmp, "history.db"), "--junit", filepath.Join(tmp, "junit.xml"))
+		if !strings.Contains(out, "2 cells: 2 OK") {
+			t.Errorf("ci:\n%s", out)
+		}
+		if b, err := os.ReadFile(filepath.Join(tmp, "junit.xml")); err != nil || !strings.Contains(string(b), `failures="0"`) {
+			t.Errorf("junit: %v\n%s", err, b)
+		}
+	})
+
 	// A cell past its time limit is stopped by the kubelet and ends
 	// TIMEOUT, its exit marker written by the job's trap; kvsweep cancel
 	// deletes every Job and pod of a sweep, and its cells read CANCELLED.

@@ -661,7 +661,8 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 		for i := range pods {
 			pod := &pods[i]
 			idx, ok := completionIndex(pod)
-			if pod.Labels[batchv1.JobNameLabel] != name || !ok || idx >= len(tasks) || !whole && !slices.Contains(want, tasks[idx]) {
+			// (Every pod of a whole Job: a two-node cell's second pod too.)
+			if pod.Labels[batchv1.JobNameLabel] != name || !ok || !whole && (idx >= len(tasks) || !slices.Contains(want, tasks[idx])) {
 				continue
 			}
 			err := k.call(ctx, "deleting pod "+pod.Name, func() error {
