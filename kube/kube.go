@@ -100,7 +100,8 @@ func connect() (api, error) {
 func (k *Kube) Name() string { return "k8s" }
 
 // MaxArraySize implements scheduler.Scheduler: an Indexed Job holds up to
-// 100,000 completions.
+// 100,000 completions. It asks the cluster nothing (submit --dry-run
+// relies on that).
 func (k *Kube) MaxArraySize(context.Context) (int, error) { return 100000, nil }
 
 // JobName is the Kubernetes name of a submission: a DNS label short

@@ -27,7 +27,7 @@ type Scheduler interface {
 
 // DryRunner is a scheduler that shows what it would submit its own way
 // (the Kubernetes Job it would create) for submit --dry-run; others show
-// the sbatch command line.
+// the sbatch command line. Its MaxArraySize asks no cluster.
 type DryRunner interface {
 	DryRun(r SubmitRequest) (string, error)
 }

@@ -122,6 +122,11 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 	maxArray := opts.MaxArraySize
 	switch {
 	case maxArray > 0:
+	case opts.DryRun && isDryRunner(sched):
+		// A DryRunner knows its limit without asking (Kubernetes' is fixed).
+		if maxArray, err = sched.MaxArraySize(ctx); err != nil {
+			return rep, err
+		}
 	case opts.DryRun:
 		// A dry run asks nothing of the cluster: it may not be reachable
 		// from here. It says what it assumed instead.
@@ -221,6 +226,11 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 		}
 	}
 	return rep, nil
+}
+
+func isDryRunner(s Scheduler) bool {
+	_, ok := s.(DryRunner)
+	return ok
 }
 
 // RefusedError is a submission a scheduler refused for good: it holds
