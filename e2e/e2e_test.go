@@ -241,18 +241,25 @@ func writeSpec(t *testing.T, dir, spec string) string {
 }
 
 // waitGone waits until no process matches pattern (pgrep -f), failing
-// with what if some still does after 30 s: the processes a job started
-// end with it.
+// with what if some still does after 2 minutes (a loaded machine can take
+// a while to tear a job down): the processes a job started end with it.
+// The failure shows each process's parent and cgroup, to tell whose it is.
 func waitGone(t *testing.T, pattern, what string) {
 	t.Helper()
-	for i := 0; ; i++ {
+	for end := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		out, _ := exec.Command("pgrep", "-f", pattern).Output()
-		if len(strings.TrimSpace(string(out))) == 0 {
+		pids := strings.Fields(string(out))
+		if len(pids) == 0 {
 			return
 		}
-		if i == 300 {
-			t.Fatalf("%s: %s", what, out)
+		if time.Now().After(end) {
+			var b strings.Builder
+			for _, pid := range pids {
+				ps, _ := exec.Command("ps", "-o", "pid,ppid,etime,args", "-p", pid).Output()
+				cg, _ := os.ReadFile("/proc/" + pid + "/cgroup")
+				fmt.Fprintf(&b, "%s%s\n", ps, cg)
+			}
+			t.Fatalf("%s:\n%s", what, b.String())
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

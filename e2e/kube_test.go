@@ -148,7 +148,7 @@ func TestKubernetes(t *testing.T) {
     kind: sidecar
     resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}
     args: [--wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1"]
-    service: [sh, -c, 'touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 300']
+    service: [sh, -c, 'touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 3141']
 matrix:
   engine: [vllm, sglang]
   topology: [aggregated, disagg-2p1d, sidecar]
@@ -206,7 +206,7 @@ matrix:
 			t.Errorf("the report does not name %s and %s:\n%s", revs.Short(), digest, md)
 		}
 		// The sidecars ended with their pods.
-		waitGone(t, "sleep 300", "services outlived the pod")
+		waitGone(t, "sleep 3141", "services outlived the pod")
 	})
 
 	// A two-node cell: the Job's two pods on two nodes find each other

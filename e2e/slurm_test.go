@@ -156,14 +156,20 @@ func TestOutcomes(t *testing.T) {
 		// The job's own exit marker agrees with Slurm. Slurm may call a
 		// cancelled job CANCELLED before its exit trap has run, and on a
 		// loaded machine the trap can take a while: wait for the markers.
-		cells = waitFor(t, c, dir, 2*time.Minute, "every cell's exit marker", func(cs []scheduler.CellStatus) bool {
-			for _, c := range cs {
-				if _, ok, _ := sweep.ReadExitMarker(dir, c.ID); !ok {
-					return false
+		for end := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+			var unmarked []string
+			for _, cs := range cells {
+				if _, ok, _ := sweep.ReadExitMarker(dir, cs.ID); !ok {
+					unmarked = append(unmarked, cs.Name+"\n"+cellLog(dir, cs))
 				}
 			}
-			return true
-		})
+			if len(unmarked) == 0 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("no exit marker after 2m0s: %s", strings.Join(unmarked, "\n"))
+			}
+		}
 		for _, cs := range cells {
 			mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
 			if err != nil || !ok {

@@ -94,9 +94,10 @@ write_conf() {
 		# Without accounting a finished job is gone from squeue after
 		# MinJobAge; a short one lets tests reach that case quickly.
 		if [ "$name" = acct ]; then echo "MinJobAge=300"; else echo "MinJobAge=30"; fi
-		# Slurm's default: a job's TERM trap (its exit marker) gets 30 s
-		# before SIGKILL, enough on a loaded two-core machine.
-		echo "KillWait=30"
+		# A job's TERM trap (its exit marker) gets 120 s before SIGKILL:
+		# Slurm's default 30 s was once not enough on a two-core machine
+		# loaded with the whole test suite (and a Kubernetes cluster) beside.
+		echo "KillWait=120"
 		if [ "$name" = acct ]; then first_job_id 0; else first_job_id 1; fi
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
@@ -320,7 +321,7 @@ start_twonode() {
 		echo "SelectType=select/cons_tres"
 		echo "SelectTypeParameters=CR_Core_Memory"
 		echo "MinJobAge=300"
-		echo "KillWait=30"
+		echo "KillWait=120"
 		first_job_id 2
 		plugstack "$dir"
 		echo "SchedulerParameters=sched_interval=2"
