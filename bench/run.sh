@@ -25,8 +25,9 @@ trap stop EXIT
 need() { # start a service set once
 	case " ${started[*]} " in *" $1 "*) return ;; esac
 	scripts/"$1"-env.sh install
-	scripts/"$1"-env.sh start
+	# Registered before it starts: a start that fails half-way is stopped too.
 	started+=("$1")
+	scripts/"$1"-env.sh start
 	eval "$(scripts/"$1"-env.sh env)"
 }
 section() { printf '\n## %s\n\n' "$1" | tee -a "$out"; }
