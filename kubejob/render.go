@@ -17,8 +17,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -244,9 +242,10 @@ func overlay(js []byte, name, dir string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, name)
 	}
-	b, err := readBounded(path)
+	// Bounded, regular files only: a FIFO would block the render for ever.
+	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), MaxOverlaySize)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes.overlays: %w", err)
+		return nil, fmt.Errorf("kubernetes.overlays: open %s: %w", path, err)
 	}
 	pj, err := yaml.YAMLToJSON(b)
 	if err != nil {
@@ -272,26 +271,4 @@ func overlay(js []byte, name, dir string) ([]byte, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("kubernetes.overlays: %s: expected a strategic-merge patch (an object) or a JSON patch (a list of operations)", name)
-}
-
-// readBounded reads a regular file of at most MaxOverlaySize bytes.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > MaxOverlaySize {
-		return nil, fmt.Errorf("%s is %d bytes (at most %d)", path, st.Size(), MaxOverlaySize)
-	}
-	b := make([]byte, st.Size())
-	_, err = io.ReadFull(f, b)
-	return b, err
 }

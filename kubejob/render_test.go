@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
@@ -83,6 +84,7 @@ func TestRenderRefusals(t *testing.T) {
 			"env.pass HF_TOKEN: the pods of a Kubernetes Job do not see the environment"},
 		{"overlay missing", "overlay-env.json]", "nope.yaml]", "kubernetes.overlays: open testdata/nope.yaml"},
 		{"overlay breaks the Job", "overlay-env.json]", "../testdata/k8s.yaml]", "the Job of aggregated is no longer a Job"},
+		{"overlay not a file", "overlay-env.json]", "fifo]", "fifo is a named pipe, not a regular file"},
 		{"off the volume", "volume: {host_path: HOSTPATH}", "volume: {host_path: /srv/elsewhere}",
 			"testdata/k8s.yaml:9:11: kubernetes.volume: the sweep directory"},
 	} {
@@ -90,7 +92,16 @@ func TestRenderRefusals(t *testing.T) {
 			if !strings.Contains(base, tc.old) {
 				t.Fatalf("the spec has no %q", tc.old)
 			}
-			_, _, _, err := render(t, strings.Replace(base, tc.old, tc.new, 1))
+			src := strings.Replace(base, tc.old, tc.new, 1)
+			if tc.new == "fifo]" {
+				// A FIFO among the overlays: refused, not waited on.
+				fifo := filepath.Join("testdata", "fifo")
+				if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(fifo) })
+			}
+			_, _, _, err := render(t, src)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
 			}
