@@ -112,7 +112,7 @@ func (k kubeCluster) cancelled(t *testing.T, c cluster, dir string) {
 	_, _, _ = kvsweep(t, c, nil, "cancel", dir)
 }
 
-func kubeStatus(t *testing.T, c cluster, dir string) []scheduler.CellStatus {
+func kubeStatus(t *testing.T, dir string) []scheduler.CellStatus {
 	t.Helper()
 	_, sched, err := scheduler.Open(dir, scheduler.Config{})
 	if err != nil {
@@ -158,7 +158,7 @@ matrix:
 		path := writeSpec(t, t.TempDir(), spec)
 		out := mustKvsweep(t, c, "run", path, "--out", dir, "--wait", "--interval", "1s", "--insecure-registry", "--quiet")
 		t.Log(out)
-		cells := kubeStatus(t, c, dir)
+		cells := kubeStatus(t, dir)
 		for _, cs := range cells {
 			if cs.State != scheduler.StateCompleted || cs.ExitCode != 0 {
 				t.Errorf("%s: %s exit %d (%s)\n%s", cs.Name, cs.State, cs.ExitCode, cs.Reason, kubeLog(dir, cs))
@@ -225,7 +225,7 @@ matrix:
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
 `))
 		mustKvsweep(t, c, "run", path, "--out", dir, "--wait", "--interval", "1s", "--insecure-registry", "--quiet")
-		cell := kubeStatus(t, c, dir)[0]
+		cell := kubeStatus(t, dir)[0]
 		read := func(name string) string {
 			b, _ := os.ReadFile(filepath.Join(dir, "cells", cell.ID, name))
 			return string(b)
@@ -284,7 +284,7 @@ matrix: {engine: [vllm, sglang], topology: [aggregated], geometry: [g], case: [T
 		if len(jobs) != 1 || len(pods) != 2 {
 			t.Errorf("Jobs %v and pods %v: want one Job of two pods", jobs, pods)
 		}
-		for _, cs := range kubeStatus(t, c, dir) {
+		for _, cs := range kubeStatus(t, dir) {
 			if cs.State != scheduler.StateCompleted || cs.Attempt != 1 {
 				t.Errorf("%s: %s after %d attempts\n%s", cs.Name, cs.State, cs.Attempt, kubeLog(dir, cs))
 			}
@@ -316,7 +316,7 @@ matrix: {engine: [vllm, bad, gone], topology: [aggregated], geometry: [g], case:
 			t.Fatalf("no %s cell", engine)
 			return scheduler.CellStatus{}
 		}
-		cells := waitKube(t, c, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
+		cells := waitKube(t, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
 			return scheduler.Done(cells)
 		})
 		if cs := state(cells, "vllm"); cs.State != scheduler.StateCompleted {
@@ -332,7 +332,7 @@ matrix: {engine: [vllm, bad, gone], topology: [aggregated], geometry: [g], case:
 		jobsBefore, _ := k.objects(t, m.SweepID)
 		out := mustKvsweep(t, c, "resubmit", dir, "--failed")
 		t.Log(out)
-		cells = waitKube(t, c, dir, 5*time.Minute, "the resubmitted cells ended", func(cells []scheduler.CellStatus) bool {
+		cells = waitKube(t, dir, 5*time.Minute, "the resubmitted cells ended", func(cells []scheduler.CellStatus) bool {
 			return scheduler.Done(cells) && state(cells, "bad").Attempt == 2
 		})
 		if cs := state(cells, "bad"); cs.State != scheduler.StateFailed || cs.Attempt != 2 || len(cs.Earlier) != 1 {
@@ -364,7 +364,7 @@ matrix: {engine: [vllm, hungry], topology: [aggregated], geometry: [g], case: [T
 `))
 		mustKvsweep(t, c, "render", path, "--out", dir, "--no-array", "--insecure-registry")
 		mustKvsweep(t, c, "submit", dir)
-		cells := waitKube(t, c, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
+		cells := waitKube(t, dir, 5*time.Minute, "every cell ended", func(cells []scheduler.CellStatus) bool {
 			return scheduler.Done(cells)
 		})
 		m, _ := sweep.ReadManifest(dir)
@@ -428,7 +428,7 @@ matrix: {engine: [slow], topology: [short, long], geometry: [g], case: [TC-01, T
 		for _, cell := range m.Cells {
 			short[cell.ID] = cell.Topology == "short"
 		}
-		cells := waitKube(t, c, dir, 5*time.Minute, "the short cells TIMEOUT and the long ones RUNNING", func(cells []scheduler.CellStatus) bool {
+		cells := waitKube(t, dir, 5*time.Minute, "the short cells TIMEOUT and the long ones RUNNING", func(cells []scheduler.CellStatus) bool {
 			for _, cs := range cells {
 				if short[cs.ID] && cs.State != scheduler.StateTimeout || !short[cs.ID] && cs.State != scheduler.StateRunning {
 					return false
@@ -457,7 +457,7 @@ matrix: {engine: [slow], topology: [short, long], geometry: [g], case: [TC-01, T
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		for _, cs := range kubeStatus(t, c, dir) {
+		for _, cs := range kubeStatus(t, dir) {
 			want := scheduler.StateCancelled
 			if short[cs.ID] {
 				want = scheduler.StateTimeout
@@ -471,11 +471,11 @@ matrix: {engine: [slow], topology: [short, long], geometry: [g], case: [TC-01, T
 }
 
 // waitKube polls status until cond holds or the timeout passes.
-func waitKube(t *testing.T, c cluster, dir string, timeout time.Duration, what string, cond func([]scheduler.CellStatus) bool) []scheduler.CellStatus {
+func waitKube(t *testing.T, dir string, timeout time.Duration, what string, cond func([]scheduler.CellStatus) bool) []scheduler.CellStatus {
 	t.Helper()
 	end := time.Now().Add(timeout)
 	for {
-		cells := kubeStatus(t, c, dir)
+		cells := kubeStatus(t, dir)
 		if cond(cells) {
 			return cells
 		}
@@ -644,7 +644,7 @@ matrix: {engine: [vllm, sglang], topology: [aggregated, disagg-2p1d], geometry: 
 	if len(jobs) != 2 || len(pods) != 4 {
 		t.Errorf("Jobs %v and pods %v: want one Job per submission, one pod per cell", jobs, pods)
 	}
-	for _, cs := range kubeStatus(t, c, dir) {
+	for _, cs := range kubeStatus(t, dir) {
 		if cs.State != scheduler.StateCompleted {
 			t.Errorf("%s: %s\n%s", cs.Name, cs.State, kubeLog(dir, cs))
 		}

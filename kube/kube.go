@@ -65,17 +65,18 @@ type Kube struct {
 // kubeconfig kubectl would use ($KUBECONFIG, ~/.kube/config, or the
 // pod's service account), the namespace from the rendered Jobs.
 func Open(dir string, m *sweep.Manifest, cfg scheduler.Config) (scheduler.Scheduler, error) {
-	ns := ""
 	for _, j := range m.Jobs {
 		if j.Object == "" {
 			return nil, fmt.Errorf("job %s of sweep %s was rendered for %s, not Kubernetes: render the spec with scheduler: k8s", j.Name, m.SweepID, m.Scheduler)
 		}
-		job, err := readObject(dir, j.Object)
+	}
+	ns := ""
+	if len(m.Jobs) > 0 { // every Job of a sweep is in the spec's one namespace
+		job, err := readObject(dir, m.Jobs[0].Object)
 		if err != nil {
 			return nil, err
 		}
 		ns = job.Namespace
-		break
 	}
 	k := &Kube{Namespace: ns, Sweep: kubeid.LabelValue(m.SweepID), Dir: dir, Deadline: cfg.RetryDeadline, Log: cfg.Log}
 	// No client is no error yet: submit --dry-run needs none.
@@ -395,27 +396,13 @@ func (k *Kube) Poll(ctx context.Context, jobs []scheduler.PollJob) (*scheduler.P
 	if err != nil {
 		return nil, err
 	}
-	// The newest pod of each Job's index.
-	newest := map[string]map[int]*corev1.Pod{}
-	for i := range pods {
-		pod := &pods[i]
-		name := pod.Labels[batchv1.JobNameLabel]
-		idx, ok := completionIndex(pod)
-		if name == "" || !ok {
-			continue
-		}
-		if newest[name] == nil {
-			newest[name] = map[int]*corev1.Pod{}
-		}
-		if old := newest[name][idx]; old == nil || old.CreationTimestamp.Before(&pod.CreationTimestamp) {
-			newest[name][idx] = pod
-		}
-	}
+	newest := podsByIndex(pods)
 	for _, pj := range jobs {
 		job := all[pj.ID]
 		if job == nil || job.Annotations[kubeid.AnnotationSubmission] != pj.Name {
 			continue
 		}
+		done, failed := indexSet(job.Status.CompletedIndexes), indexSet(ptr.Deref(job.Status.FailedIndexes, ""))
 		for idx, task := range tasksOf(job) {
 			key := scheduler.TaskKey(job.Name, task)
 			if why, ok := job.Annotations[kubeid.AnnotationBootFailed+strconv.Itoa(idx)]; ok {
@@ -424,7 +411,7 @@ func (k *Kube) Poll(ctx context.Context, jobs []scheduler.PollJob) (*scheduler.P
 			}
 			pod := newest[job.Name][idx]
 			if pod == nil {
-				p.Tasks[key] = noPod(job, idx)
+				p.Tasks[key] = noPod(job, done[idx], failed[idx])
 				continue
 			}
 			ts := podState(pod)
@@ -457,23 +444,48 @@ func (k *Kube) endBootFailed(ctx context.Context, job *batchv1.Job, pod *corev1.
 		return err
 	}
 	return k.call(ctx, "deleting pod "+pod.Name, func() error {
-		err := k.client.DeletePod(ctx, pod.Namespace, pod.Name)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
+		return gone(k.client.DeletePod(ctx, pod.Namespace, pod.Name))
 	})
 }
 
-// noPod is the state of an index that has no pod.
-func noPod(job *batchv1.Job, idx int) sweep.TaskState {
+// gone is err, but nil when the object to delete is already gone.
+func gone(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// podsByIndex is the newest pod of each completion index, by Job name.
+func podsByIndex(pods []corev1.Pod) map[string]map[int]*corev1.Pod {
+	out := map[string]map[int]*corev1.Pod{}
+	for i := range pods {
+		pod := &pods[i]
+		name := pod.Labels[batchv1.JobNameLabel]
+		idx, ok := completionIndex(pod)
+		if name == "" || !ok {
+			continue
+		}
+		if out[name] == nil {
+			out[name] = map[int]*corev1.Pod{}
+		}
+		if old := out[name][idx]; old == nil || old.CreationTimestamp.Before(&pod.CreationTimestamp) {
+			out[name][idx] = pod
+		}
+	}
+	return out
+}
+
+// noPod is the state of an index of job that has no pod; done and failed
+// say whether the Job counts it completed or failed.
+func noPod(job *batchv1.Job, done, failed bool) sweep.TaskState {
 	ts := sweep.TaskState{State: scheduler.StatePending, Source: Source}
 	switch {
 	case ptr.Deref(job.Spec.Suspend, false):
 		ts.Reason = "held: the Job is suspended"
-	case inIndexes(job.Status.CompletedIndexes, idx):
+	case done:
 		ts.State = scheduler.StateCompleted
-	case job.Status.FailedIndexes != nil && inIndexes(*job.Status.FailedIndexes, idx):
+	case failed:
 		ts.State, ts.Reason = scheduler.StateFailed, "the Job counts the index as failed and its pod is gone"
 	default:
 		for _, c := range job.Status.Conditions {
@@ -487,23 +499,14 @@ func noPod(job *batchv1.Job, idx int) sweep.TaskState {
 	return ts
 }
 
-// inIndexes reports whether idx is in a Job's index list ("1,3-5").
-func inIndexes(list string, idx int) bool {
-	if list == "" {
-		return false
+// indexSet reads a Job's index list ("1,3-5", the --array syntax).
+func indexSet(list string) map[int]bool {
+	idx, _ := sweep.ParseIndices(list)
+	out := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		out[i] = true
 	}
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, ok := strings.Cut(part, "-")
-		if !ok {
-			hi = lo
-		}
-		l, err1 := strconv.Atoi(lo)
-		h, err2 := strconv.Atoi(hi)
-		if err1 == nil && err2 == nil && idx >= l && idx <= h {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 // startFailures are container waiting reasons a pod does not get past by
@@ -612,6 +615,7 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 	if err != nil {
 		return err
 	}
+	newest := podsByIndex(pods)
 	var errs []error
 	cancelled := map[string]sweep.TaskState{}
 	for _, name := range slices.Sorted(maps.Keys(byJob)) {
@@ -621,23 +625,18 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 		}
 		want := byJob[name]
 		tasks := tasksOf(job)
+		byIdx := newest[name]
+		done, failed := indexSet(job.Status.CompletedIndexes), indexSet(ptr.Deref(job.Status.FailedIndexes, ""))
 		// The whole Job goes when every task of it that has not ended is
 		// a target; a task with no pod yet cannot be cancelled alone.
 		whole := true
-		podOf := map[int]bool{}
-		for i := range pods {
-			if idx, ok := completionIndex(&pods[i]); ok && pods[i].Labels[batchv1.JobNameLabel] == name {
-				podOf[idx] = true
-			}
-		}
 		var noPodYet []string
 		for idx, t := range tasks {
-			ended := inIndexes(job.Status.CompletedIndexes, idx) || job.Status.FailedIndexes != nil && inIndexes(*job.Status.FailedIndexes, idx)
 			targeted := slices.Contains(want, t)
-			if !ended && !targeted {
+			if !done[idx] && !failed[idx] && !targeted {
 				whole = false
 			}
-			if targeted && !podOf[idx] {
+			if targeted && byIdx[idx] == nil {
 				noPodYet = append(noPodYet, scheduler.TaskKey(name, t))
 			}
 		}
@@ -647,31 +646,21 @@ func (k *Kube) Cancel(ctx context.Context, targets []string) error {
 		}
 		if whole {
 			err := k.call(ctx, "deleting Job "+name, func() error {
-				err := k.client.DeleteJob(ctx, job.Namespace, name)
-				if apierrors.IsNotFound(err) {
-					return nil
-				}
-				return err
+				return gone(k.client.DeleteJob(ctx, job.Namespace, name))
 			})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 		}
-		// The pods go now, not when the garbage collector gets to them.
-		for i := range pods {
-			pod := &pods[i]
-			idx, ok := completionIndex(pod)
-			// (Every pod of a whole Job: a two-node cell's second pod too.)
-			if pod.Labels[batchv1.JobNameLabel] != name || !ok || !whole && (idx >= len(tasks) || !slices.Contains(want, tasks[idx])) {
+		// The pods go now, not when the garbage collector gets to them:
+		// every pod of a whole Job (a two-node cell's second pod too).
+		for idx, pod := range byIdx {
+			if !whole && (idx >= len(tasks) || !slices.Contains(want, tasks[idx])) {
 				continue
 			}
 			err := k.call(ctx, "deleting pod "+pod.Name, func() error {
-				err := k.client.DeletePod(ctx, pod.Namespace, pod.Name)
-				if apierrors.IsNotFound(err) {
-					return nil
-				}
-				return err
+				return gone(k.client.DeletePod(ctx, pod.Namespace, pod.Name))
 			})
 			if err != nil {
 				errs = append(errs, err)
