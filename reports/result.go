@@ -109,6 +109,16 @@ func Schema() []byte { return append([]byte(nil), schemaJSON...) }
 // ParseResult validates b against the result.json v1 schema and decodes it.
 // The error says what is wrong and where (a JSON pointer).
 func ParseResult(b []byte) (*Result, error) {
+	if r, ok := fastResult(b); ok {
+		return r, nil
+	}
+	return parseResultRef(b)
+}
+
+// parseResultRef is ParseResult through the generic tree and the JSON
+// Schema validator: the reference fastResult is held to, and the path that
+// explains a refusal.
+func parseResultRef(b []byte) (*Result, error) {
 	doc, err := decodeJSON(b)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,384 @@
+package reports
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kvsweep/kvsweep/provenance"
+)
+
+// fastResult is ParseResult for the common case: one pass over the bytes
+// that checks every constraint of schema/result.v1.json as it reads and
+// fills the Result directly, with no generic tree and no schema walk. It
+// accepts only what the schema accepts and gives up (ok false) on the
+// rest, and on anything unusual it would rather not decide (a number that
+// is an integer only by value, a leap second, a version written 1.0);
+// ParseResult then takes the reference path (decodeJSON, the JSON Schema
+// validator, fromDoc), which decides and says what is wrong and where.
+// FuzzFastResult holds the two to the same answers, and
+// TestFastResultSchemaUnchanged makes a change of the schema come here.
+func fastResult(b []byte) (r *Result, ok bool) {
+	s := scanner{b: b}
+	r = &Result{SchemaVersion: SchemaVersion}
+	var version, cell, cases bool
+	ok = s.members(0, func(key string, depth int) bool {
+		switch key {
+		case "schema_version":
+			version = true
+			s.space()
+			return s.literal("1")
+		case "sweep_id":
+			r.SweepID, ok = s.str()
+			return ok
+		case "cell_id":
+			cell = true
+			r.CellID, ok = s.str()
+			return ok && isCellID(r.CellID)
+		case "params":
+			return s.params(depth, r)
+		case "image":
+			return s.image(depth, r)
+		case "slurm":
+			return s.slurm(depth, r)
+		case "started", "finished":
+			v, ok := s.str()
+			if !ok || !isDateTime(v) {
+				return false
+			}
+			if key == "started" {
+				r.Started = v
+			} else {
+				r.Finished = v
+			}
+			return true
+		case "cases":
+			cases = true
+			return s.cases(depth, r)
+		case "evidence":
+			return s.evidence(depth, r)
+		}
+		_, ok := s.value(depth)
+		return ok
+	})
+	if !ok || !version || !cell || !cases {
+		return nil, false
+	}
+	s.space()
+	return r, s.i == len(s.b)
+}
+
+// members reads the object that comes next at depth (as value would),
+// calling member for each member with the scanner before its value and
+// the depth of that value; a key that occurs twice, or member returning
+// false, ends it with false.
+func (s *scanner) members(depth int, member func(key string, depth int) bool) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= maxJSONDepth {
+		return false
+	}
+	s.i++
+	if s.skip('}') {
+		return true
+	}
+	var buf [16]string
+	seen := buf[:0]
+	for more := true; more; {
+		key, ok := s.str()
+		if !ok || !s.skip(':') || slices.Contains(seen, key) {
+			return false
+		}
+		seen = append(seen, key)
+		if !member(key, depth+1) {
+			return false
+		}
+		if more, ok = s.next('}'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// elements is members for an array.
+func (s *scanner) elements(depth int, element func(depth int) bool) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '[' || depth >= maxJSONDepth {
+		return false
+	}
+	s.i++
+	if s.skip(']') {
+		return true
+	}
+	for more := true; more; {
+		if !element(depth + 1) {
+			return false
+		}
+		var ok bool
+		if more, ok = s.next(']'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// str reads a string that comes next.
+func (s *scanner) str() (string, bool) {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	v, ok := s.string()
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// num reads a number that comes next, as the reference converts it.
+func (s *scanner) num() (float64, string, bool) {
+	s.space()
+	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
+		return 0, "", false
+	}
+	v, ok := s.number()
+	if !ok {
+		return 0, "", false
+	}
+	raw := string(v.(json.Number))
+	f, err := strconv.ParseFloat(raw, 64)
+	return f, raw, err == nil
+}
+
+// params: additionalProperties of type string, number or boolean.
+func (s *scanner) params(depth int, r *Result) bool {
+	r.Params = map[string]any{}
+	return s.members(depth, func(key string, _ int) bool {
+		s.space()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch c := s.b[s.i]; {
+		case c == '"':
+			v, ok := s.str()
+			r.Params[key] = v
+			return ok
+		case c == 't':
+			r.Params[key] = true
+			return s.literal("true")
+		case c == 'f':
+			r.Params[key] = false
+			return s.literal("false")
+		}
+		f, _, ok := s.num()
+		r.Params[key] = f
+		return ok
+	})
+}
+
+func (s *scanner) image(depth int, r *Result) bool {
+	im := &Image{}
+	r.Image = im
+	return s.members(depth, func(key string, depth int) bool {
+		var ok bool
+		switch key {
+		case "ref":
+			im.Ref, ok = s.str()
+			return ok
+		case "digest":
+			im.Digest, ok = s.str()
+			return ok && isDigestOrEmpty(im.Digest)
+		case "source_revisions":
+			s.space()
+			if s.i >= len(s.b) || s.b[s.i] != '{' {
+				return false
+			}
+			sr, ok := s.value(depth)
+			if !ok {
+				return false
+			}
+			// As fromDoc does: the harness's copy of the image's record,
+			// in its one format.
+			if b, err := json.Marshal(sr); err == nil {
+				im.SourceRevisions, _ = provenance.Parse(b)
+			}
+			return true
+		}
+		_, ok = s.value(depth)
+		return ok
+	})
+}
+
+func (s *scanner) slurm(depth int, r *Result) bool {
+	sl := &SlurmInfo{}
+	r.Slurm = sl
+	return s.members(depth, func(key string, depth int) bool {
+		var ok bool
+		switch key {
+		case "job_id":
+			sl.JobID, ok = s.str()
+		case "array_job_id":
+			sl.ArrayJobID, ok = s.str()
+		case "array_task_id":
+			sl.ArrayTaskID, ok = s.str()
+		case "nodes":
+			sl.Nodes, ok = s.str()
+		case "partition":
+			sl.Partition, ok = s.str()
+		case "state":
+			sl.State, ok = s.str()
+		case "exit_code":
+			// "integer": a plain one only; 3.0 or 1e2 are the reference's.
+			f, raw, ok := s.num()
+			if !ok || len(raw) > 15 || strings.ContainsAny(raw, ".eE") {
+				return false
+			}
+			code := int(f)
+			sl.ExitCode = &code
+			return true
+		default:
+			_, ok = s.value(depth)
+		}
+		return ok
+	})
+}
+
+func (s *scanner) cases(depth int, r *Result) bool {
+	r.Cases = []Case{}
+	return s.elements(depth, func(depth int) bool {
+		var c Case
+		var id, verdict bool
+		ok := s.members(depth, func(key string, depth int) bool {
+			var ok bool
+			switch key {
+			case "id":
+				id = true
+				c.ID, ok = s.str()
+				return ok && isCaseID(c.ID)
+			case "verdict":
+				verdict = true
+				c.Verdict, ok = s.str()
+				return ok && (c.Verdict == Pass || c.Verdict == Fail || c.Verdict == Skip || c.Verdict == Error)
+			case "duration_s":
+				c.DurationS, _, ok = s.num()
+				return ok && c.DurationS >= 0
+			case "message":
+				c.Message, ok = s.str()
+				return ok
+			case "metrics":
+				return s.metrics(depth, &c)
+			}
+			_, ok = s.value(depth)
+			return ok
+		})
+		if !ok || !id || !verdict {
+			return false
+		}
+		r.Cases = append(r.Cases, c)
+		return true
+	})
+}
+
+// metrics: objects with a number value, a string unit and a direction,
+// and nothing else (additionalProperties false).
+func (s *scanner) metrics(depth int, c *Case) bool {
+	ms := map[string]Metric{}
+	ok := s.members(depth, func(name string, depth int) bool {
+		var m Metric
+		var value bool
+		ok := s.members(depth, func(key string, _ int) bool {
+			var ok bool
+			switch key {
+			case "value":
+				value = true
+				m.Value, _, ok = s.num()
+			case "unit":
+				m.Unit, ok = s.str()
+			case "direction":
+				m.Direction, ok = s.str()
+				ok = ok && (m.Direction == "lower" || m.Direction == "higher")
+			}
+			return ok
+		})
+		ms[name] = m
+		return ok && value
+	})
+	if len(ms) > 0 {
+		c.Metrics = ms
+	}
+	return ok
+}
+
+// evidence: strings of at least one character, relative, with no ".."
+// component.
+func (s *scanner) evidence(depth int, r *Result) bool {
+	return s.elements(depth, func(int) bool {
+		e, ok := s.str()
+		if !ok || utf8.RuneCountInString(e) < 1 || strings.HasPrefix(e, "/") || slices.Contains(strings.Split(e, "/"), "..") {
+			return false
+		}
+		r.Evidence = append(r.Evidence, e)
+		return true
+	})
+}
+
+// isCellID is the pattern ^[0-9a-f]{12}$.
+func isCellID(v string) bool {
+	return len(v) == 12 && strings.Trim(v, "0123456789abcdef") == ""
+}
+
+// isCaseID is the pattern ^[A-Za-z0-9_.-]+$.
+func isCaseID(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isDigestOrEmpty is the pattern ^$|^sha256:[0-9a-f]{64}$.
+func isDigestOrEmpty(v string) bool {
+	if v == "" {
+		return true
+	}
+	hex, ok := strings.CutPrefix(v, "sha256:")
+	return ok && len(hex) == 64 && strings.Trim(hex, "0123456789abcdef") == ""
+}
+
+// isDateTime accepts the RFC 3339 date-times of the form
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) with a real date and
+// seconds below 60: a subset of what the schema's "date-time" format
+// accepts; the rest (t, z, a leap second) is the reference's to decide.
+func isDateTime(v string) bool {
+	digits := func(s string) bool { return strings.Trim(s, "0123456789") == "" }
+	if len(v) < 20 || v[10] != 'T' || !digits(v[:4]) || !digits(v[5:7]) || !digits(v[8:10]) {
+		return false
+	}
+	if _, err := time.Parse("2006-01-02", v[:10]); err != nil {
+		return false
+	}
+	t := v[11:]
+	if t[2] != ':' || t[5] != ':' || !digits(t[:2]) || !digits(t[3:5]) || !digits(t[6:8]) || t[:2] > "23" || t[3:5] > "59" || t[6:8] > "59" {
+		return false
+	}
+	t = t[8:]
+	if frac, ok := strings.CutPrefix(t, "."); ok {
+		n := len(frac) - len(strings.TrimLeft(frac, "0123456789"))
+		if n == 0 {
+			return false
+		}
+		t = frac[n:]
+	}
+	if t == "Z" {
+		return true
+	}
+	return len(t) == 6 && (t[0] == '+' || t[0] == '-') && t[3] == ':' && digits(t[1:3]) && digits(t[4:6]) && t[1:3] <= "23" && t[4:6] <= "59"
+}
