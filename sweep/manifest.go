@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -224,8 +225,55 @@ func (m *Manifest) GPUHours() float64 {
 	return h
 }
 
-// ReadManifest loads DIR/manifest.json.
+// ReadManifest loads DIR/manifest.json. The manifest is shared, read
+// only: a command that asks for it again (open the scheduler, follow the
+// sweep, collect) gets the one it read, as long as the file is still the
+// same one (same inode, size and modification time); a large sweep's
+// manifest is megabytes of JSON.
 func ReadManifest(dir string) (*Manifest, error) {
+	path, err := filepath.Abs(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, err
+	}
+	fi, statErr := os.Lstat(path)
+	if statErr == nil {
+		if m := lastManifest.get(path, fi); m != nil {
+			return m, nil
+		}
+	}
+	m, err := readManifest(dir)
+	if err == nil && statErr == nil {
+		lastManifest.put(path, fi, m)
+	}
+	return m, err
+}
+
+// lastManifest is the manifest ReadManifest read last.
+var lastManifest manifestMemo
+
+type manifestMemo struct {
+	mu   sync.Mutex
+	path string
+	fi   os.FileInfo
+	m    *Manifest
+}
+
+func (c *manifestMemo) get(path string, fi os.FileInfo) *Manifest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.path != path || !os.SameFile(c.fi, fi) || c.fi.Size() != fi.Size() || !c.fi.ModTime().Equal(fi.ModTime()) {
+		return nil
+	}
+	return c.m
+}
+
+func (c *manifestMemo) put(path string, fi os.FileInfo, m *Manifest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.path, c.fi, c.m = path, fi, m
+}
+
+func readManifest(dir string) (*Manifest, error) {
 	b, err := ReadFile(dir, ManifestFile, MaxManifestSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
