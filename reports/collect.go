@@ -2,7 +2,6 @@ package reports
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -368,31 +367,6 @@ func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
 	}
 	rv, _ := provenance.Parse(b)
 	return rv
-}
-
-// WriteRun writes run as the sweep's results.json.
-func WriteRun(dir string, run *Run) error {
-	b, err := json.Marshal(run)
-	if err != nil {
-		return err
-	}
-	return sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), append(b, '\n'), 0o644)
-}
-
-// ReadRun reads the results.json of the sweep in dir.
-func ReadRun(dir string) (*Run, error) {
-	b, err := sweep.ReadFile(dir, sweep.ResultsFile, sweep.MaxResultsSize)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no %s: run kvsweep collect %s first", dir, sweep.ResultsFile, dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, sweep.ResultsFile), err)
-	}
-	return &r, nil
 }
 
 // digestOf returns the sha256:... part of a ref pinned by digest.

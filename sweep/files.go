@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -197,12 +198,25 @@ func Size(n int64) string {
 // WriteFileAtomic writes data to path through a temporary file and rename,
 // so a reader sees the old or the new content, never a part.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic of what write writes, through a buffer.
+func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -1,0 +1,302 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// results.json is one JSON object, the Run; its cells array is nearly all
+// of it (a 10,000-cell sweep writes 16 MB). WriteRun and ReadRun encode
+// and decode the cells on every CPU, a span of cells each, and the rest of
+// the run as encoding/json does; the bytes are exactly json.Marshal's.
+
+// WriteRun writes run as the sweep's results.json.
+func WriteRun(dir string, run *Run) error {
+	return sweep.WriteAtomic(filepath.Join(dir, sweep.ResultsFile), 0o644, func(w io.Writer) error {
+		return encodeRun(w, run)
+	})
+}
+
+// encodeRun writes json.Marshal(run) and a newline.
+func encodeRun(w io.Writer, run *Run) error {
+	head := *run
+	head.Cells, head.Notes = nil, nil
+	b, err := json.Marshal(&head)
+	if err != nil {
+		return err
+	}
+	// Cells is the last field json.Marshal writes but for Notes, which is
+	// omitted when empty (TestRunFileBytes holds this to json.Marshal).
+	const tail = `"cells":null}`
+	if !bytes.HasSuffix(b, []byte(tail)) {
+		return fmt.Errorf("results.json: unexpected encoding of the run")
+	}
+	parts, err := encodeCells(run.Cells)
+	if err != nil {
+		return err
+	}
+	bw := &errWriter{w: w}
+	bw.write(b[:len(b)-len(tail)])
+	if run.Cells == nil {
+		bw.write([]byte(`"cells":null`))
+	} else {
+		bw.write([]byte(`"cells":[`))
+		comma := false
+		for _, p := range parts {
+			if len(p) == 0 {
+				continue
+			}
+			if comma {
+				bw.write([]byte{','})
+			}
+			bw.write(p)
+			comma = true
+		}
+		bw.write([]byte{']'})
+	}
+	if len(run.Notes) > 0 {
+		nb, err := json.Marshal(run.Notes)
+		if err != nil {
+			return err
+		}
+		bw.write([]byte(`,"notes":`))
+		bw.write(nb)
+	}
+	bw.write([]byte("}\n"))
+	return bw.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+// encodeCells encodes the cells, comma-separated, in one part per worker
+// (empty parts for workers without cells).
+func encodeCells(cells []CellResult) ([][]byte, error) {
+	spans := split(len(cells), runtime.GOMAXPROCS(0))
+	parts := make([][]byte, len(spans))
+	errs := make([]error, len(spans))
+	var wg sync.WaitGroup
+	for k, sp := range spans {
+		wg.Go(func() {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(true)
+			for i := sp[0]; i < sp[1]; i++ {
+				if i > sp[0] {
+					buf.WriteByte(',')
+				}
+				if err := enc.Encode(&cells[i]); err != nil {
+					errs[k] = err
+					return
+				}
+				buf.Truncate(buf.Len() - 1) // Encode's newline
+			}
+			parts[k] = buf.Bytes()
+		})
+	}
+	wg.Wait()
+	return parts, errors.Join(errs...)
+}
+
+// split cuts n items into at most k contiguous spans [from, to).
+func split(n, k int) [][2]int {
+	k = max(1, min(k, n))
+	spans := make([][2]int, 0, k)
+	for i := 0; i < k; i++ {
+		spans = append(spans, [2]int{i * n / k, (i + 1) * n / k})
+	}
+	return spans
+}
+
+// ReadRun reads the results.json of the sweep in dir.
+func ReadRun(dir string) (*Run, error) {
+	b, err := sweep.ReadFile(dir, sweep.ResultsFile, sweep.MaxResultsSize)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s: run kvsweep collect %s first", dir, sweep.ResultsFile, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRun(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, sweep.ResultsFile), err)
+	}
+	return r, nil
+}
+
+// decodeRun is json.Unmarshal of a Run, its cells decoded on every CPU.
+// Anything it does not expect (no cells array, or one that does not split
+// into elements) it leaves to json.Unmarshal, which also says what is
+// wrong with a document that does not decode.
+func decodeRun(b []byte) (*Run, error) {
+	if r, ok := decodeRunParallel(b); ok {
+		return r, nil
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func decodeRunParallel(b []byte) (*Run, bool) {
+	s := scanner{b: b}
+	var from, to int
+	var elems [][2]int
+	cells, null := 0, false
+	if !s.members(0, func(key string, _ int) bool {
+		if key != "cells" {
+			return s.skipValue()
+		}
+		cells++
+		s.space()
+		from = s.i
+		if s.literal("null") {
+			to, null = s.i, true
+			return true
+		}
+		var ok bool
+		elems, ok = s.elementSpans()
+		to = s.i
+		return ok
+	}) || cells != 1 {
+		return nil, false
+	}
+	s.space()
+	if s.i != len(s.b) {
+		return nil, false
+	}
+	head := make([]byte, 0, from+4+len(b)-to)
+	head = append(append(append(head, b[:from]...), "null"...), b[to:]...)
+	var r Run
+	if json.Unmarshal(head, &r) != nil {
+		return nil, false
+	}
+	if null {
+		return &r, true
+	}
+	r.Cells = make([]CellResult, len(elems))
+	spans := split(len(elems), runtime.GOMAXPROCS(0))
+	failed := make([]bool, len(spans))
+	var wg sync.WaitGroup
+	for k, sp := range spans {
+		wg.Go(func() {
+			for i := sp[0]; i < sp[1]; i++ {
+				if json.Unmarshal(b[elems[i][0]:elems[i][1]], &r.Cells[i]) != nil {
+					failed[k] = true
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range failed {
+		if f {
+			return nil, false
+		}
+	}
+	return &r, true
+}
+
+// skipValue steps over the value that comes next, minding strings and
+// nesting only: whoever decodes the bytes it stepped over checks them.
+func (s *scanner) skipValue() bool {
+	s.space()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+	default: // a number or a literal
+		from := s.i
+	scalar:
+		for ; s.i < len(s.b); s.i++ {
+			switch s.b[s.i] {
+			case ',', ':', ']', '}', ' ', '\t', '\n', '\r':
+				break scalar
+			}
+		}
+		return s.i > from
+	}
+	depth := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			if !s.skipString() {
+				return false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				s.i++
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}
+
+// skipString steps over a string literal.
+func (s *scanner) skipString() bool {
+	s.i++ // "
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			return true
+		}
+		s.i++
+	}
+	return false
+}
+
+// elementSpans reads the array that comes next and returns where each of
+// its elements starts and ends.
+func (s *scanner) elementSpans() ([][2]int, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	s.i++
+	var spans [][2]int
+	if s.skip(']') {
+		return spans, true
+	}
+	for more := true; more; {
+		s.space()
+		from := s.i
+		if !s.skipValue() || s.i == from {
+			return nil, false
+		}
+		spans = append(spans, [2]int{from, s.i})
+		var ok bool
+		if more, ok = s.next(']'); !ok {
+			return nil, false
+		}
+	}
+	return spans, true
+}

@@ -1,0 +1,113 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// runFileSamples are runs as collect makes them, and the corners of the
+// encoding: no cell, one cell, notes, text that JSON escapes.
+func runFileSamples(t testing.TB) []*Run {
+	var runs []*Run
+	for _, dir := range []string{"testdata/base", "testdata/cand", "testdata/mixed"} {
+		r, err := Collect(dir, CollectOptions{Now: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	odd := *runs[0]
+	odd.Cells = append([]CellResult(nil), odd.Cells[:1]...)
+	odd.Cells[0].Detail = "<b>&\"\u2028\\ é \x7f"
+	odd.Notes = []Note{{Cell: "c", Text: "a <note>", Author: "me", Time: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}}
+	empty := *runs[0]
+	empty.Cells = nil
+	none := *runs[0]
+	none.Cells = []CellResult{}
+	return append(runs, &odd, &empty, &none)
+}
+
+// results.json is exactly json.Marshal's bytes of the run, and reads back
+// as json.Unmarshal reads it, whatever the number of CPUs.
+func TestRunFileBytes(t *testing.T) {
+	for _, r := range runFileSamples(t) {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		var got bytes.Buffer
+		if err := encodeRun(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("run %s (%d cells): encodeRun differs from json.Marshal:\n%.300s\n%.300s", r.ID, len(r.Cells), got.Bytes(), want)
+		}
+		var ref Run
+		if err := json.Unmarshal(want, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := decodeRunParallel(want); !ok {
+			t.Fatalf("run %s: the parallel decoder gave up on results.json as WriteRun writes it", r.ID)
+		}
+		back, err := decodeRun(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*back, ref) {
+			t.Fatalf("run %s: decodeRun differs from json.Unmarshal", r.ID)
+		}
+	}
+}
+
+// FuzzDecodeRun holds decodeRun to json.Unmarshal: the same run, or an
+// error where it has one.
+func FuzzDecodeRun(f *testing.F) {
+	for _, r := range runFileSamples(f) {
+		b, _ := json.Marshal(r)
+		f.Add(b)
+		f.Add(bytes.Replace(b, []byte(`"cells":[`), []byte(`"cells":[1,`), 1))
+		f.Add(bytes.Replace(b, []byte(`"outcome"`), []byte(`"Outcome"`), 1))
+		f.Add(b[:len(b)/2])
+	}
+	for _, s := range []string{`{}`, `{"cells":[]}`, `{"cells":null}`, `{"cells":[{}],"cells":[]}`, `{"cells":[{"cell_id":"a\"]"}]}`,
+		`{"cells":[{} {}]}`, `{"cells":[,]}`, `{"id":1,"cells":[]}`, `{"cells":[]} x`, `{"cells":[{"params":{"a":"b"}}], "spec": {"k": "v"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ref Run
+		refErr := json.Unmarshal(b, &ref)
+		got, err := decodeRun(b)
+		if (err != nil) != (refErr != nil) {
+			t.Fatalf("%q: decodeRun error %v, json.Unmarshal error %v", b, err, refErr)
+		}
+		if err != nil {
+			if err.Error() != refErr.Error() {
+				t.Fatalf("%q: decodeRun says %q, json.Unmarshal %q", b, err, refErr)
+			}
+			return
+		}
+		if !reflect.DeepEqual(*got, ref) {
+			t.Fatalf("%q: decodeRun %+v, json.Unmarshal %+v", b, got, ref)
+		}
+	})
+}
+
+func TestSplitSpans(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{0, 2}, {1, 2}, {5, 2}, {10, 3}, {3, 8}} {
+		spans := split(c.n, c.k)
+		next := 0
+		for _, s := range spans {
+			if s[0] != next || s[1] < s[0] {
+				t.Fatalf("split(%d, %d) = %v", c.n, c.k, spans)
+			}
+			next = s[1]
+		}
+		if next != c.n || len(spans) > max(1, c.k) {
+			t.Fatalf("split(%d, %d) = %v", c.n, c.k, spans)
+		}
+	}
+}
