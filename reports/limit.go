@@ -13,25 +13,43 @@ const StepSummaryLimit = 1 << 20
 // their cell widths), so a huge sweep is not laid out only to be cut; the
 // second result is how many rows were left out. Other formats keep all.
 func budget(format string, rows [][]string, limit int) ([][]string, int) {
-	if format != "markdown" {
-		return rows, 0
-	}
-	// tablewriter pads every row to the widest cell of each column.
-	var widths []int
+	f := fitter{format: format, limit: limit}
 	for i, r := range rows {
-		if len(widths) < len(r) {
-			widths = append(widths, make([]int, len(r)-len(widths))...)
-		}
-		line := 2
-		for j, c := range r {
-			widths[j] = max(widths[j], len(c))
-			line += widths[j] + 3
-		}
-		if (i+3)*line > limit {
+		if !f.fits(r) {
 			return rows[:i], len(rows) - i
 		}
 	}
 	return rows, 0
+}
+
+// fitter is budget one row at a time, for tables whose rows are made
+// only while they fit.
+type fitter struct {
+	format string
+	limit  int
+	widths []int
+	n      int // rows that fit so far
+}
+
+// fits says whether r, the table's next row, still fits.
+func (f *fitter) fits(r []string) bool {
+	if f.format != "markdown" {
+		return true
+	}
+	// The table pads every row to the widest cell of each column.
+	if len(f.widths) < len(r) {
+		f.widths = append(f.widths, make([]int, len(r)-len(f.widths))...)
+	}
+	line := 2
+	for j, c := range r {
+		f.widths[j] = max(f.widths[j], len(c))
+		line += f.widths[j] + 3
+	}
+	if (f.n+3)*line > f.limit {
+		return false
+	}
+	f.n++
+	return true
 }
 
 // cutNote says what budget left out.

@@ -127,21 +127,34 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 			return err
 		}
 		cutNote(&b, cut)
-		var mrows [][]string
+		total := 0
 		for _, c := range r.Cells {
 			for _, cs := range c.Cases {
-				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
-					m := cs.Metrics[name]
-					mrows = append(mrows, []string{c.Name, cs.ID, name, num(m.Value), m.Unit, better(m.Direction)})
-				}
+				total += len(cs.Metrics)
 			}
 		}
-		if len(mrows) > 0 {
+		if total > 0 {
 			if format == "markdown" {
 				b.WriteString("\n### Metrics\n")
 			}
 			b.WriteString("\n")
-			mrows, cut := budget(format, mrows, StepSummaryLimit-b.Len()-4096)
+			// Only the rows that fit are made: a large sweep has 100,000s.
+			fit := fitter{format: format, limit: StepSummaryLimit - b.Len() - 4096}
+			var mrows [][]string
+		rows:
+			for _, c := range r.Cells {
+				for _, cs := range c.Cases {
+					for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
+						m := cs.Metrics[name]
+						row := []string{c.Name, cs.ID, name, num(m.Value), m.Unit, better(m.Direction)}
+						if !fit.fits(row) {
+							break rows
+						}
+						mrows = append(mrows, row)
+					}
+				}
+			}
+			cut := total - len(mrows)
 			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "value", "unit", "better"}, mrows); err != nil {
 				return err
 			}
