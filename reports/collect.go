@@ -167,17 +167,20 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		return nil, err
 	}
 	defer sroot.Close()
+	cells := sweep.OpenCells(sroot, root)
+	defer cells.Close()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			in := &interner{}
 			for i := range next {
 				c := m.Cells[i]
-				files := sweep.OpenCellFiles(sroot, root, c.ID)
+				files := cells.Open(c.ID)
 				started := files.IsFile(sweep.StartedFile)
-				cr := collectCell(root, files, m, c, started, opts)
+				cr := collectCell(root, files, m, c, started, opts, in)
 				files.Close()
 				v.apply(&cr, c.Topology)
 				cr.Class = classify(cr, started)
@@ -205,7 +208,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 }
 
 // collectCell reads one cell; started says whether its harness started.
-func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions) CellResult {
+func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions, in *interner) CellResult {
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
@@ -284,7 +287,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		cr.Outcome, cr.Detail = Invalid, err.Error()
 		return cr
 	}
-	r, err := ParseResult(b)
+	r, err := parseResult(b, in)
 	if err != nil {
 		cr.Outcome, cr.Detail = Invalid, "result.json: "+err.Error()
 		return cr

@@ -24,8 +24,9 @@ func fastDecode(b []byte) (v any, ok bool) {
 }
 
 type scanner struct {
-	b []byte
-	i int
+	b  []byte
+	i  int
+	in *interner // for fastResult's strings; nil: every string is new
 }
 
 func (s *scanner) space() {

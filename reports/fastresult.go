@@ -21,8 +21,8 @@ import (
 // validator, fromDoc), which decides and says what is wrong and where.
 // FuzzFastResult holds the two to the same answers, and
 // TestFastResultSchemaUnchanged makes a change of the schema come here.
-func fastResult(b []byte) (r *Result, ok bool) {
-	s := scanner{b: b}
+func fastResult(b []byte, in *interner) (r *Result, ok bool) {
+	s := scanner{b: b, in: in}
 	r = &Result{SchemaVersion: SchemaVersion}
 	var version, cell, cases bool
 	ok = s.members(0, func(key string, depth int) bool {
@@ -124,17 +124,53 @@ func (s *scanner) elements(depth int, element func(depth int) bool) bool {
 	return true
 }
 
-// str reads a string that comes next.
+// str reads a string that comes next; a plain one (no escape, valid
+// UTF-8) the scanner's interner has seen before costs no allocation.
 func (s *scanner) str() (string, bool) {
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
+	}
+	if s.in != nil {
+		for j := s.i + 1; j < len(s.b); j++ {
+			c := s.b[j]
+			if c == '"' {
+				v := s.in.intern(s.b[s.i+1 : j])
+				s.i = j + 1
+				return v, true
+			}
+			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				break
+			}
+		}
 	}
 	v, ok := s.string()
 	if !ok {
 		return "", false
 	}
 	return v.(string), true
+}
+
+// interner hands out one string for equal bytes: the keys, case ids,
+// metric names and units of a sweep's results are a few dozen strings
+// repeated 100,000s of times. One per worker; it stops growing at
+// maxInterned strings.
+type interner struct{ m map[string]string }
+
+const maxInterned = 4096
+
+func (in *interner) intern(b []byte) string {
+	if v, ok := in.m[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < maxInterned && len(b) <= 64 {
+		in.m[v] = v
+	}
+	return v
 }
 
 // num reads a number that comes next, as the reference converts it.

@@ -115,7 +115,7 @@ func FuzzFastResult(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, ok := fastResult(b)
+		fast, ok := fastResult(b, &interner{})
 		if !ok {
 			return // the reference decides
 		}
@@ -137,13 +137,13 @@ func TestFastResultTakesTheResults(t *testing.T) {
 	accepted := 0
 	for _, b := range fastResultSeeds(t) {
 		if _, err := parseResultRef(b); err != nil {
-			if _, ok := fastResult(b); ok {
+			if _, ok := fastResult(b, &interner{}); ok {
 				t.Errorf("fastResult accepted %q, the reference refused it: %v", b, err)
 			}
 			continue
 		}
 		accepted++
-		if _, ok := fastResult(b); !ok && !containsAny(string(b), leftToRef) {
+		if _, ok := fastResult(b, &interner{}); !ok && !containsAny(string(b), leftToRef) {
 			t.Errorf("the reference accepts %q, fastResult gave up", b)
 		}
 	}

@@ -59,6 +59,12 @@ func TestHostileSweepFiles(t *testing.T) {
 	want[6] = "exit marker: cells/" + m.Cells[6].ID + "/exit is a named pipe, not a regular file"
 	// source-revisions.json a FIFO: the result is kept, without provenance.
 	replace(7, "source-revisions.json", fifo)
+	// result.json a link to a file in its own cell: read through the link.
+	must(t, os.Rename(filepath.Join(cellDir(8), "result.json"), filepath.Join(cellDir(8), "real.json")))
+	must(t, os.Symlink("real.json", filepath.Join(cellDir(8), "result.json")))
+	// The cell directory a regular file.
+	replace(9, "", func(p string) { must(t, os.WriteFile(strings.TrimSuffix(p, "/"), good, 0o644)) })
+	want[9] = "exit marker: cells/" + m.Cells[9].ID + "/exit is under cells/" + m.Cells[9].ID + ", which is not a directory"
 
 	run, err := Collect(dir, CollectOptions{})
 	if err != nil {

@@ -109,7 +109,13 @@ func Schema() []byte { return append([]byte(nil), schemaJSON...) }
 // ParseResult validates b against the result.json v1 schema and decodes it.
 // The error says what is wrong and where (a JSON pointer).
 func ParseResult(b []byte) (*Result, error) {
-	if r, ok := fastResult(b); ok {
+	return parseResult(b, nil)
+}
+
+// parseResult is ParseResult with an interner for the strings of the
+// fast path (nil for none).
+func parseResult(b []byte, in *interner) (*Result, error) {
+	if r, ok := fastResult(b, in); ok {
 		return r, nil
 	}
 	return parseResultRef(b)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/kvsweep/kvsweep/internal/jsonsplit"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -89,7 +90,7 @@ func (e *errWriter) write(b []byte) {
 // encodeCells encodes the cells, comma-separated, in one part per worker
 // (empty parts for workers without cells).
 func encodeCells(cells []CellResult) ([][]byte, error) {
-	spans := split(len(cells), runtime.GOMAXPROCS(0))
+	spans := jsonsplit.Spans(len(cells), runtime.GOMAXPROCS(0))
 	parts := make([][]byte, len(spans))
 	errs := make([]error, len(spans))
 	var wg sync.WaitGroup
@@ -113,16 +114,6 @@ func encodeCells(cells []CellResult) ([][]byte, error) {
 	}
 	wg.Wait()
 	return parts, errors.Join(errs...)
-}
-
-// split cuts n items into at most k contiguous spans [from, to).
-func split(n, k int) [][2]int {
-	k = max(1, min(k, n))
-	spans := make([][2]int, 0, k)
-	for i := 0; i < k; i++ {
-		spans = append(spans, [2]int{i * n / k, (i + 1) * n / k})
-	}
-	return spans
 }
 
 // ReadRun reads the results.json of the sweep in dir.
@@ -157,146 +148,9 @@ func decodeRun(b []byte) (*Run, error) {
 }
 
 func decodeRunParallel(b []byte) (*Run, bool) {
-	s := scanner{b: b}
-	var from, to int
-	var elems [][2]int
-	cells, null := 0, false
-	if !s.members(0, func(key string, _ int) bool {
-		if key != "cells" {
-			return s.skipValue()
-		}
-		cells++
-		s.space()
-		from = s.i
-		if s.literal("null") {
-			to, null = s.i, true
-			return true
-		}
-		var ok bool
-		elems, ok = s.elementSpans()
-		to = s.i
-		return ok
-	}) || cells != 1 {
-		return nil, false
-	}
-	s.space()
-	if s.i != len(s.b) {
-		return nil, false
-	}
-	head := make([]byte, 0, from+4+len(b)-to)
-	head = append(append(append(head, b[:from]...), "null"...), b[to:]...)
 	var r Run
-	if json.Unmarshal(head, &r) != nil {
+	if !jsonsplit.Unmarshal(b, "cells", &r, &r.Cells) {
 		return nil, false
-	}
-	if null {
-		return &r, true
-	}
-	r.Cells = make([]CellResult, len(elems))
-	spans := split(len(elems), runtime.GOMAXPROCS(0))
-	failed := make([]bool, len(spans))
-	var wg sync.WaitGroup
-	for k, sp := range spans {
-		wg.Go(func() {
-			for i := sp[0]; i < sp[1]; i++ {
-				if json.Unmarshal(b[elems[i][0]:elems[i][1]], &r.Cells[i]) != nil {
-					failed[k] = true
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, f := range failed {
-		if f {
-			return nil, false
-		}
 	}
 	return &r, true
-}
-
-// skipValue steps over the value that comes next, minding strings and
-// nesting only: whoever decodes the bytes it stepped over checks them.
-func (s *scanner) skipValue() bool {
-	s.space()
-	if s.i >= len(s.b) {
-		return false
-	}
-	switch s.b[s.i] {
-	case '"':
-		return s.skipString()
-	case '{', '[':
-	default: // a number or a literal
-		from := s.i
-	scalar:
-		for ; s.i < len(s.b); s.i++ {
-			switch s.b[s.i] {
-			case ',', ':', ']', '}', ' ', '\t', '\n', '\r':
-				break scalar
-			}
-		}
-		return s.i > from
-	}
-	depth := 0
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '"':
-			if !s.skipString() {
-				return false
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				s.i++
-				return true
-			}
-		}
-		s.i++
-	}
-	return false
-}
-
-// skipString steps over a string literal.
-func (s *scanner) skipString() bool {
-	s.i++ // "
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-			continue
-		case '"':
-			s.i++
-			return true
-		}
-		s.i++
-	}
-	return false
-}
-
-// elementSpans reads the array that comes next and returns where each of
-// its elements starts and ends.
-func (s *scanner) elementSpans() ([][2]int, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return nil, false
-	}
-	s.i++
-	var spans [][2]int
-	if s.skip(']') {
-		return spans, true
-	}
-	for more := true; more; {
-		s.space()
-		from := s.i
-		if !s.skipValue() || s.i == from {
-			return nil, false
-		}
-		spans = append(spans, [2]int{from, s.i})
-		var ok bool
-		if more, ok = s.next(']'); !ok {
-			return nil, false
-		}
-	}
-	return spans, true
 }

@@ -95,19 +95,3 @@ func FuzzDecodeRun(f *testing.F) {
 		}
 	})
 }
-
-func TestSplitSpans(t *testing.T) {
-	for _, c := range []struct{ n, k int }{{0, 2}, {1, 2}, {5, 2}, {10, 3}, {3, 8}} {
-		spans := split(c.n, c.k)
-		next := 0
-		for _, s := range spans {
-			if s[0] != next || s[1] < s[0] {
-				t.Fatalf("split(%d, %d) = %v", c.n, c.k, spans)
-			}
-			next = s[1]
-		}
-		if next != c.n || len(spans) > max(1, c.k) {
-			t.Fatalf("split(%d, %d) = %v", c.n, c.k, spans)
-		}
-	}
-}

@@ -2,15 +2,17 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Size limits of the files kvsweep reads from a sweep directory. A sweep
@@ -68,85 +70,221 @@ func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &RefusedError{rel, "is a " + kind(fi.Mode()) + ", not a regular file"}
+	return readChecked(fi.Mode(), fi.Size(), f.Read, rel, max)
+}
+
+// readChecked reads an open file of that mode and size through read,
+// refusing anything but a regular file of at most max bytes.
+func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), rel string, max int64) ([]byte, error) {
+	if !mode.IsRegular() {
+		return nil, &RefusedError{rel, "is a " + kind(mode) + ", not a regular file"}
 	}
-	if fi.Size() > max {
-		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(fi.Size()), Size(max))}
+	if size > max {
+		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(size), Size(max))}
 	}
-	// Sized from Stat, so a file that does not grow is read without copying.
-	var buf bytes.Buffer
-	buf.Grow(int(fi.Size()) + bytes.MinRead)
-	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
+	// Sized from the stat, with a byte to spare to see the end.
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
+			}
+			more := int64(len(buf)) + 512
+			buf = slices.Grow(buf, int(min(max+1-int64(len(buf)), more)))
+		}
+		n, err := read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || (n == 0 && err == nil) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
 	}
-	b := buf.Bytes()
-	if int64(len(b)) > max {
+	if int64(len(buf)) > max {
 		return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
 	}
-	return b, nil
+	return buf, nil
+}
+
+// Cells is the cells/ directory of a sweep directory, opened once: Collect
+// reads every cell's files through it.
+type Cells struct {
+	dir  string
+	root *os.Root // nil when cells/ could not be opened
+	err  error
+}
+
+// OpenCells opens cells/ of the sweep directory dir, whose root sweep is.
+func OpenCells(sweep *os.Root, dir string) *Cells {
+	root, err := sweep.OpenRoot(CellsDir)
+	return &Cells{dir: dir, root: root, err: err}
+}
+
+// Close releases the directory.
+func (cs *Cells) Close() {
+	if cs.root != nil {
+		cs.root.Close()
+	}
 }
 
 // CellFiles reads the files of one cell directory, cells/ID, through one
 // open handle with ReadFile's guarantees: the directory is listed once, so
-// a file it does not hold is absent without a system call. Collect opens
-// one per cell instead of walking the path anew for every file.
+// a file it does not hold is absent without a system call, and a file
+// directly in it is opened relative to the handle, without following a
+// link (a link, or a path below the cell directory, takes os.Root's way,
+// which follows links that stay inside). Collect opens one per cell
+// instead of walking the path anew for every file.
 type CellFiles struct {
-	dir, prefix string
-	root        *os.Root // nil when cells/ID could not be opened
-	names       map[string]bool
-	err         error // why cells/ID could not be opened
+	dir, prefix, id string
+	parent          *os.Root // cells/
+	d               *os.File // cells/ID; nil when it could not be opened
+	root            *os.Root // cells/ID as a root, opened when first needed
+	names           map[string]bool
+	err             error // why cells/ID could not be opened
 }
 
-// OpenCellFiles opens cells/ID of the sweep directory dir, whose root
-// sweep is (one os.Root shared by every cell).
-func OpenCellFiles(sweep *os.Root, dir, id string) *CellFiles {
-	c := &CellFiles{dir: dir, prefix: CellsDir + "/" + id + "/"}
-	rel := CellsDir + "/" + id
-	root, err := sweep.OpenRoot(filepath.FromSlash(rel))
-	if err != nil {
-		c.err = err // said per file by ReadFile
+// Open opens cells/ID.
+func (cs *Cells) Open(id string) *CellFiles {
+	c := &CellFiles{dir: cs.dir, prefix: CellsDir + "/" + id + "/", id: id, parent: cs.root}
+	if cs.root == nil {
+		c.err = cs.err // said per file by ReadFile
 		return c
 	}
-	c.root = root
-	if d, err := root.Open("."); err == nil {
-		if names, err := d.Readdirnames(-1); err == nil {
-			c.names = make(map[string]bool, len(names))
-			for _, n := range names {
-				c.names[n] = true
-			}
-		}
+	d, err := cs.root.Open(filepath.FromSlash(id))
+	if err != nil {
+		c.err = err
+		return c
+	}
+	names, err := d.Readdirnames(-1)
+	if err != nil {
 		d.Close()
+		c.err = &fs.PathError{Op: "open", Path: CellsDir + "/" + id, Err: err}
+		return c
+	}
+	c.d = d
+	c.names = make(map[string]bool, len(names))
+	for _, n := range names {
+		c.names[n] = true
 	}
 	return c
 }
 
+// cellRoot is cells/ID as an os.Root.
+func (c *CellFiles) cellRoot() (*os.Root, error) {
+	if c.root == nil {
+		r, err := c.parent.OpenRoot(filepath.FromSlash(c.id))
+		if err != nil {
+			return nil, err
+		}
+		c.root = r
+	}
+	return c.root, nil
+}
+
 // ReadFile reads name (slash-separated, inside the cell directory).
 func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
-	if c.root == nil {
-		if errors.Is(c.err, fs.ErrNotExist) || errors.Is(c.err, fs.ErrPermission) {
+	if c.d == nil {
+		switch {
+		case errors.Is(c.err, fs.ErrNotExist) || errors.Is(c.err, fs.ErrPermission):
 			return nil, c.err
+		case errors.Is(c.err, syscall.ENOTDIR):
+			return nil, &RefusedError{c.prefix + name, "is under " + strings.TrimSuffix(c.prefix, "/") + ", which is not a directory"}
 		}
 		return nil, &RefusedError{c.prefix + name, escape(c.dir, c.prefix+name, c.err)}
 	}
 	first, _, _ := strings.Cut(name, "/")
-	if c.names != nil && !c.names[first] {
+	if !c.names[first] {
 		return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
 	}
-	return readIn(c.root, filepath.FromSlash(name), c.dir, c.prefix+name, max)
+	if first == name && name != "." && name != ".." {
+		fd, err := unix.Openat(int(c.d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		switch {
+		case err == nil:
+			return readFD(fd, c.prefix+name, max)
+		case errors.Is(err, unix.ENOENT):
+			return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
+		}
+		// A link, or anything else unusual: os.Root decides and explains.
+	}
+	root, err := c.cellRoot()
+	if err != nil {
+		return nil, &RefusedError{c.prefix + name, escape(c.dir, c.prefix+name, err)}
+	}
+	return readIn(root, filepath.FromSlash(name), c.dir, c.prefix+name, max)
+}
+
+// readFD is readIn of a file open as fd, which it closes.
+func readFD(fd int, rel string, max int64) ([]byte, error) {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	return readChecked(statMode(uint32(st.Mode)), st.Size, func(p []byte) (int, error) {
+		for {
+			n, err := unix.Read(fd, p)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			if n == 0 && len(p) > 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		}
+	}, rel, max)
+}
+
+// statMode is the type bits of a stat's mode as an fs.FileMode.
+func statMode(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	}
+	return fs.ModeDevice
 }
 
 // IsFile reports whether name is a regular file in the cell directory.
 func (c *CellFiles) IsFile(name string) bool {
-	if c.root == nil || (c.names != nil && !c.names[name]) {
+	if c.d == nil || !c.names[name] {
 		return false
 	}
-	fi, err := c.root.Lstat(filepath.FromSlash(name))
+	if !strings.Contains(name, "/") {
+		var st unix.Stat_t
+		for {
+			err := unix.Fstatat(int(c.d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			if err == syscall.EINTR {
+				continue
+			}
+			return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+		}
+	}
+	root, err := c.cellRoot()
+	if err != nil {
+		return false
+	}
+	fi, err := root.Lstat(filepath.FromSlash(name))
 	return err == nil && fi.Mode().IsRegular()
 }
 
 // Close releases the directory.
 func (c *CellFiles) Close() {
+	if c.d != nil {
+		c.d.Close()
+	}
 	if c.root != nil {
 		c.root.Close()
 	}

@@ -37,6 +37,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/kvsweep/kvsweep/internal/jsonsplit"
 )
 
 // SchemaVersion of manifest.json.
@@ -282,8 +284,12 @@ func readManifest(dir string) (*Manifest, error) {
 		return nil, err
 	}
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	// The cells are nearly all of a large manifest: decoded on every CPU.
+	if !jsonsplit.Unmarshal(b, "cells", &m, &m.Cells) {
+		m = Manifest{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+		}
 	}
 	if m.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("%s: schema_version %d is not supported (expected %d)", filepath.Join(dir, ManifestFile), m.SchemaVersion, SchemaVersion)
