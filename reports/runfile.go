@@ -41,26 +41,14 @@ func encodeRun(w io.Writer, run *Run) error {
 	if !bytes.HasSuffix(b, []byte(tail)) {
 		return fmt.Errorf("results.json: unexpected encoding of the run")
 	}
-	parts, err := encodeCells(run.Cells)
-	if err != nil {
-		return err
-	}
 	bw := &errWriter{w: w}
 	bw.write(b[:len(b)-len(tail)])
 	if run.Cells == nil {
 		bw.write([]byte(`"cells":null`))
 	} else {
 		bw.write([]byte(`"cells":[`))
-		comma := false
-		for _, p := range parts {
-			if len(p) == 0 {
-				continue
-			}
-			if comma {
-				bw.write([]byte{','})
-			}
-			bw.write(p)
-			comma = true
+		if err := encodeCells(bw, run.Cells); err != nil {
+			return err
 		}
 		bw.write([]byte{']'})
 	}
@@ -87,33 +75,50 @@ func (e *errWriter) write(b []byte) {
 	}
 }
 
-// encodeCells encodes the cells, comma-separated, in one part per worker
-// (empty parts for workers without cells).
-func encodeCells(cells []CellResult) ([][]byte, error) {
-	spans := jsonsplit.Spans(len(cells), runtime.GOMAXPROCS(0))
-	parts := make([][]byte, len(spans))
-	errs := make([]error, len(spans))
-	var wg sync.WaitGroup
-	for k, sp := range spans {
-		wg.Go(func() {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(true)
-			for i := sp[0]; i < sp[1]; i++ {
-				if i > sp[0] {
-					buf.WriteByte(',')
-				}
-				if err := enc.Encode(&cells[i]); err != nil {
-					errs[k] = err
-					return
-				}
-				buf.Truncate(buf.Len() - 1) // Encode's newline
+// cellsPerPart is how many cells one worker encodes at a time: a few
+// hundred kilobytes, so the encoding of a large run is never all in memory.
+const cellsPerPart = 256
+
+// encodeCells writes the cells, comma-separated, to w: in rounds of one
+// part of cellsPerPart cells per CPU, encoded in parallel and written in
+// order.
+func encodeCells(w *errWriter, cells []CellResult) error {
+	workers := runtime.GOMAXPROCS(0)
+	parts := make([]bytes.Buffer, workers)
+	errs := make([]error, workers)
+	for round := 0; round < len(cells); round += workers * cellsPerPart {
+		var wg sync.WaitGroup
+		for k := range parts {
+			from := round + k*cellsPerPart
+			to := min(from+cellsPerPart, len(cells))
+			parts[k].Reset()
+			if from >= to {
+				continue
 			}
-			parts[k] = buf.Bytes()
-		})
+			wg.Go(func() {
+				buf := &parts[k]
+				enc := json.NewEncoder(buf)
+				for i := from; i < to; i++ {
+					if i > 0 {
+						buf.WriteByte(',')
+					}
+					if err := enc.Encode(&cells[i]); err != nil {
+						errs[k] = err
+						return
+					}
+					buf.Truncate(buf.Len() - 1) // Encode's newline
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for k := range parts {
+			w.write(parts[k].Bytes())
+		}
 	}
-	wg.Wait()
-	return parts, errors.Join(errs...)
+	return w.err
 }
 
 // ReadRun reads the results.json of the sweep in dir.

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -27,7 +28,14 @@ func runFileSamples(t testing.TB) []*Run {
 	empty.Cells = nil
 	none := *runs[0]
 	none.Cells = []CellResult{}
-	return append(runs, &odd, &empty, &none)
+	many := *runs[2]
+	many.Cells = nil
+	for i := 0; len(many.Cells) < 5*cellsPerPart+7; i++ { // several rounds of parts
+		c := runs[2].Cells[i%len(runs[2].Cells)]
+		c.Name = fmt.Sprintf("%s-%d", c.Name, i)
+		many.Cells = append(many.Cells, c)
+	}
+	return append(runs, &odd, &empty, &none, &many)
 }
 
 // results.json is exactly json.Marshal's bytes of the run, and reads back
