@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -58,12 +59,14 @@ type Source struct {
 }
 
 var (
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	argRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	refRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,254}$`)
+	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
+	commitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
+	argRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	refRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,254}$`) })
 	// scpRE is git's scp-like syntax, user@host:path.
-	scpRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[A-Za-z0-9_~./-]+$`)
+	scpRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*@[A-Za-z0-9][A-Za-z0-9.-]*:[A-Za-z0-9_~./-]+$`)
+	})
 )
 
 // RepoSchemes are the URL schemes a pinned repository may use; git's other
@@ -74,7 +77,7 @@ var RepoSchemes = []string{"https", "http", "git", "ssh", "file"}
 // scp-like user@host:path, and nothing that git could read as an option.
 func checkRepo(repo string) error {
 	const want = "(expected https://, http://, git://, ssh:// or file:// URL, or user@host:path)"
-	if scpRE.MatchString(repo) {
+	if scpRE().MatchString(repo) {
 		return nil
 	}
 	u, err := url.Parse(repo)
@@ -125,7 +128,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 					switch {
 					case placeholder(v.S):
 						d.ErrAt(v, "%s: %q is a placeholder, not a revision (pin a tag or a 40-hex commit)", w, v.S)
-					case !refRE.MatchString(v.S) || strings.Contains(v.S, ".."):
+					case !refRE().MatchString(v.S) || strings.Contains(v.S, ".."):
 						d.ErrAt(v, "%s: %q is not a git ref (expected a tag, a branch or a 40-hex commit: letters, digits, '.', '_', '/', '+' and '-', not starting with '-')", w, v.S)
 					}
 				}),
@@ -167,7 +170,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		yamlpos.F("build_args", func(n ast.Node, w string) {
 			p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
 			for _, k := range p.ArgKeys {
-				if !argRE.MatchString(k) {
+				if !argRE().MatchString(k) {
 					d.Errorf(n, "%s: %q is not a build argument name", w, k)
 				}
 				if reserved[k] {
@@ -215,7 +218,7 @@ func checkBase(ref string) error {
 		return fmt.Errorf("%q has no digest (expected NAME:TAG@sha256:..., so the build cannot change under you)", ref)
 	case name == "":
 		return fmt.Errorf("%q has no image name", ref)
-	case !digestRE.MatchString(digest):
+	case !digestRE().MatchString(digest):
 		return fmt.Errorf("%q: digest %q is not sha256: and 64 hex digits", ref, digest)
 	case placeholder(strings.TrimPrefix(digest, "sha256:")):
 		return fmt.Errorf("%q: the digest is a placeholder", ref)

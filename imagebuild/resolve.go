@@ -152,7 +152,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // which also proves it exists.
 func resolveRemote(ctx context.Context, repo, ref string) (Revision, error) {
 	rev := Revision{Component: provenance.Component{Repo: repo, Ref: ref}}
-	if commitRE.MatchString(ref) {
+	if commitRE().MatchString(ref) {
 		rev.Commit = ref
 	} else {
 		out, err := git(ctx, "", "ls-remote", "--end-of-options", repo)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/goccy/go-yaml/ast"
@@ -31,14 +32,16 @@ const (
 )
 
 var (
-	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	axisRE      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	envRE       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	memRE       = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
-	componentRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	commitRE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	imageRE     = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`)
-	secretRE    = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
+	nameRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
+	axisRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+	envRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	memRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+[KMGT]?$`) })
+	componentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+	commitRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
+	imageRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`) })
+	secretRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
+	})
 )
 
 // LoadCells reads, validates and expands the spec at path, returning the
@@ -169,7 +172,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 
 func (d *decoder) name(n ast.Node, where string) string {
 	v, ok := d.Scalar(n, where)
-	if ok && !nameRE.MatchString(v.S) {
+	if ok && !nameRE().MatchString(v.S) {
 		d.Errorf(n, "%s: invalid name %q (expected lower-case letters, digits, '.', '_' or '-')", where, v.S)
 	}
 	return v.S
@@ -225,11 +228,13 @@ func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 }
 
 var (
-	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
-	labelKeyRE     = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
-	labelValueRE   = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
-	secretKeyRE    = regexp.MustCompile(`^[-._A-Za-z0-9]{1,253}$`)
+	dnsLabelRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`) })
+	dnsSubdomainRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`) })
+	labelKeyRE     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	})
+	labelValueRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`) })
+	secretKeyRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-._A-Za-z0-9]{1,253}$`) })
 )
 
 // kubernetes reads the kubernetes section (scheduler k8s).
@@ -244,7 +249,7 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 			return v.S
 		}
 	}
-	dnsName := match(dnsSubdomainRE, "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")
+	dnsName := match(dnsSubdomainRE(), "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")
 	absPath := func(n ast.Node, w string) string {
 		v := d.line(n, w)
 		if !strings.HasPrefix(v, "/") || slices.Contains(strings.Split(v, "/"), "..") {
@@ -254,7 +259,7 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 	}
 	d.Fields(n, where,
 		yamlpos.F("namespace", func(n ast.Node, w string) {
-			k.Namespace = match(dnsLabelRE, "a namespace name (lower-case letters, digits and '-', at most 63)")(n, w)
+			k.Namespace = match(dnsLabelRE(), "a namespace name (lower-case letters, digits and '-', at most 63)")(n, w)
 		}),
 		yamlpos.F("volume", func(n ast.Node, w string) {
 			k.VolumePos = yamlpos.PosOf(n)
@@ -277,10 +282,10 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 		yamlpos.F("node_selector", func(n ast.Node, w string) {
 			k.NodeSelector = map[string]string{}
 			for _, kv := range d.Mapping(n, w) {
-				if !labelKeyRE.MatchString(kv.Key) {
+				if !labelKeyRE().MatchString(kv.Key) {
 					d.Errorf(kv.KeyN, "%s: %q is not a label key", w, kv.Key)
 				}
-				k.NodeSelector[kv.Key] = match(labelValueRE, "a label value")(kv.Value, yamlpos.Join(w, kv.Key))
+				k.NodeSelector[kv.Key] = match(labelValueRE(), "a label value")(kv.Value, yamlpos.Join(w, kv.Key))
 			}
 		}),
 		yamlpos.F("tolerations", func(n ast.Node, w string) {
@@ -289,12 +294,12 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 				var t Toleration
 				d.Fields(it, wi,
 					yamlpos.F("key", func(n ast.Node, w string) {
-						if t.Key = d.Str(n, w); t.Key != "" && !labelKeyRE.MatchString(t.Key) {
+						if t.Key = d.Str(n, w); t.Key != "" && !labelKeyRE().MatchString(t.Key) {
 							d.Errorf(n, "%s: %q is not a taint key", w, t.Key)
 						}
 					}),
 					yamlpos.F("operator", func(n ast.Node, w string) { t.Operator = d.oneOf(n, w, []string{"Equal", "Exists"}) }),
-					yamlpos.F("value", func(n ast.Node, w string) { t.Value = match(labelValueRE, "a taint value")(n, w) }),
+					yamlpos.F("value", func(n ast.Node, w string) { t.Value = match(labelValueRE(), "a taint value")(n, w) }),
 					yamlpos.F("effect", func(n ast.Node, w string) {
 						t.Effect = d.oneOf(n, w, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"})
 					}),
@@ -305,12 +310,12 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 		yamlpos.F("secrets", func(n ast.Node, w string) {
 			for _, kv := range d.Mapping(n, w) {
 				wk := yamlpos.Join(w, kv.Key)
-				if !envRE.MatchString(kv.Key) {
+				if !envRE().MatchString(kv.Key) {
 					d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
 				}
 				v, _ := d.Scalar(kv.Value, wk)
 				secret, key, ok := strings.Cut(v.S, "/")
-				if !ok || !dnsSubdomainRE.MatchString(secret) || !secretKeyRE.MatchString(key) {
+				if !ok || !dnsSubdomainRE().MatchString(secret) || !secretKeyRE().MatchString(key) {
 					d.ErrAt(v, "%s: %q is not SECRET/KEY (a secret's name, then the key of the value in it)", wk, v.S)
 				}
 				k.Secrets = append(k.Secrets, SecretEnv{Name: kv.Key, Secret: secret, Key: key})
@@ -338,7 +343,7 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 		yamlpos.F("runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }),
 		yamlpos.F("image", func(n ast.Node, w string) {
 			c.Image = d.line(n, w)
-			if c.Image != "" && !imageRE.MatchString(c.Image) {
+			if c.Image != "" && !imageRE().MatchString(c.Image) {
 				d.Errorf(n, "%s: %q is not an image reference or file (expected REGISTRY/NAME[:TAG][@sha256:...], or a path to a .sqsh or .sif file, with no spaces and not starting with '-')", w, c.Image)
 			}
 		}),
@@ -374,7 +379,7 @@ func (d *decoder) env(n ast.Node, where string, e *Env) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
 				v, ok := d.Scalar(it, wi)
-				if ok && !envRE.MatchString(v.S) {
+				if ok && !envRE().MatchString(v.S) {
 					d.Errorf(it, "%s: %q is not an environment variable name", wi, v.S)
 				}
 				e.Pass = append(e.Pass, v.S)
@@ -384,9 +389,9 @@ func (d *decoder) env(n ast.Node, where string, e *Env) {
 			for _, kv := range d.Mapping(n, w) {
 				wk := yamlpos.Join(w, kv.Key)
 				switch {
-				case !envRE.MatchString(kv.Key):
+				case !envRE().MatchString(kv.Key):
 					d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
-				case secretRE.MatchString(kv.Key):
+				case secretRE().MatchString(kv.Key):
 					d.Errorf(kv.KeyN, "%s: %q looks like a secret; list it under env.pass so its value is taken from the environment at run time and never written", w, kv.Key)
 				}
 				if v, ok := d.Scalar(kv.Value, wk); ok {
@@ -429,7 +434,7 @@ func (d *decoder) harness(n ast.Node, where string, h *Harness) {
 	}
 }
 
-var pointerRE = regexp.MustCompile(`^(/([^/~]|~[01])*)*$`)
+var pointerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(/([^/~]|~[01])*)*$`) })
 
 // native reads harness.native_result: {file, cases: {ID|*: {verdict,
 // message, metrics: {NAME: {pointer, unit, direction, scale}}}}}.
@@ -437,7 +442,7 @@ func (d *decoder) native(n ast.Node, where string) *NativeResult {
 	nr := &NativeResult{Cases: map[string]NativeCase{}}
 	ptr := func(n ast.Node, w string) string {
 		v, _ := d.Scalar(n, w)
-		if p := strings.ReplaceAll(v.S, "{case}", "x"); !pointerRE.MatchString(p) || v.S == "" {
+		if p := strings.ReplaceAll(v.S, "{case}", "x"); !pointerRE().MatchString(p) || v.S == "" {
 			d.ErrAt(v, "%s: %q is not a JSON pointer (expected /key/0/key, with {case} for the case id)", w, v.S)
 		}
 		return v.S
@@ -531,7 +536,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 	}
 	for _, e := range entries {
 		w := yamlpos.Join(where, e.Key)
-		if !nameRE.MatchString(e.Key) {
+		if !nameRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
 		workersSet := false
@@ -569,10 +574,10 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 func (d *decoder) expect(n ast.Node, w string) (map[string]string, []string) {
 	m, keys := d.StrMap(n, w)
 	for _, k := range keys {
-		if !componentRE.MatchString(k) {
+		if !componentRE().MatchString(k) {
 			d.Errorf(n, "%s: %q is not a component name (expected lower-case letters, digits and '_', like dynamo, vllm_adapter, kvcr)", w, k)
 		}
-		if !commitRE.MatchString(m[k]) {
+		if !commitRE().MatchString(m[k]) {
 			d.Errorf(n, "%s.%s: %q is not a commit (expected 40 hex digits)", w, k, m[k])
 		}
 	}
@@ -589,7 +594,7 @@ func (d *decoder) engines(n ast.Node, where string, s *Spec) {
 	}
 	for _, e := range entries {
 		w := yamlpos.Join(where, e.Key)
-		if !nameRE.MatchString(e.Key) {
+		if !nameRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid engine name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
 		en := &Engine{Name: e.Key}
@@ -604,7 +609,7 @@ func (d *decoder) engines(n ast.Node, where string, s *Spec) {
 			yamlpos.F("args", func(n ast.Node, w string) { en.Args = d.templates(d.List(n, w), w) }),
 			yamlpos.F("env", func(n ast.Node, w string) { d.env(n, w, &en.Env) }),
 			yamlpos.F("image", func(n ast.Node, w string) {
-				if en.Image = d.Str(n, w); !imageRE.MatchString(en.Image) || strings.HasPrefix(en.Image, "-") {
+				if en.Image = d.Str(n, w); !imageRE().MatchString(en.Image) || strings.HasPrefix(en.Image, "-") {
 					d.Errorf(n, "%s: %q is not an image reference or file (expected REGISTRY/NAME[:TAG][@sha256:...], or a path to a .sqsh or .sif file, with no spaces and not starting with '-')", w, en.Image)
 				}
 			}),
@@ -684,7 +689,7 @@ func (d *decoder) resources(n ast.Node, where string, r *Resources) {
 		yamlpos.F("cpus_per_task", func(n ast.Node, w string) { r.CPUsPerTask = inRange(n, w, 1, MaxCPUsPerTask) }),
 		yamlpos.F("mem", func(n ast.Node, w string) {
 			v, ok := d.Scalar(n, w)
-			if ok && !memRE.MatchString(v.S) {
+			if ok && !memRE().MatchString(v.S) {
 				d.Errorf(n, "%s: bad memory size %q (expected a number with an optional K, M, G or T suffix, like 64G)", w, v.S)
 			}
 			r.Mem = v.S
@@ -710,7 +715,7 @@ func (d *decoder) geometries(n ast.Node, where string, s *Spec) {
 	}
 	for _, e := range entries {
 		w := yamlpos.Join(where, e.Key)
-		if !nameRE.MatchString(e.Key) {
+		if !nameRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid geometry name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
 		g := &Geometry{Name: e.Key, Flags: map[string]string{}}
@@ -734,7 +739,7 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 			m.Include = d.entries(e.Value, w)
 			continue
 		}
-		if !axisRE.MatchString(e.Key) {
+		if !axisRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid axis name %q (expected lower-case letters, digits and '_')", where, e.Key)
 			continue
 		}

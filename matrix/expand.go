@@ -181,7 +181,7 @@ func (x *expander) include(combos []combo) []combo {
 		w := fmt.Sprintf("matrix.include[%d]", i)
 		for _, k := range e.Keys {
 			x.d.checkAxisValue(e.Values[k], yamlpos.Join(w, k), k, x.s)
-			if x.s.Matrix.axis(k) == nil && !axisRE.MatchString(k) {
+			if x.s.Matrix.axis(k) == nil && !axisRE().MatchString(k) {
 				x.d.ErrAt(Value{Pos: e.KeyPos[k]}, "%s: invalid parameter name %q (expected lower-case letters, digits and '_')", w, k)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -134,7 +135,7 @@ func WriteHTML(w io.Writer, runs []*Run, title string) error {
 		v.Runs = append(v.Runs, sec)
 		v.History = append(v.History, hist[i])
 	}
-	return historyPage.Execute(w, v)
+	return historyPage().Execute(w, v)
 }
 
 // runChanges says, per run, which component commits and image digests
@@ -368,7 +369,8 @@ func xTicks(runs []*Run, xOf func(int) float64) []tick {
 	return out
 }
 
-var historyPage = template.Must(template.New("history").Parse(`<!DOCTYPE html>
+var historyPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("history").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
@@ -416,3 +418,4 @@ ul.notes{margin:.3em 0}
 {{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{if .Cell}}<b>{{.Cell}}</b>: {{end}}{{.Text}} <small>({{.Author}}, {{.Time.UTC.Format "2006-01-02 15:04"}})</small></li>{{end}}</ul>{{end}}
 {{end}}</body></html>
 `))
+})

@@ -3,13 +3,14 @@ package reports
 import (
 	"html/template"
 	"io"
+	"sync"
 )
 
 // writeComparisonHTML renders a comparison as one self-contained page:
 // what changed, the gate findings, verdict changes, then metric deltas.
 func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	shown, unchanged := c.shown()
-	return comparisonPage.Execute(w, struct {
+	return comparisonPage().Execute(w, struct {
 		*Comparison
 		Summary   string
 		Shown     []MetricDelta
@@ -17,7 +18,8 @@ func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	}{c, c.Summary(), shown, unchanged})
 }
 
-var comparisonPage = template.Must(template.New("compare").Funcs(template.FuncMap{"num": num, "flag": metricFlag}).Parse(`<!DOCTYPE html>
+var comparisonPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("compare").Funcs(template.FuncMap{"num": num, "flag": metricFlag}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>kvsweep: {{.Candidate}} vs {{.Baseline}}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -41,3 +43,4 @@ th{background:#f3f3f3}.worse{background:#fbe3e3}.better{background:#e6f4e6}
 {{if .Unchanged}}<p>{{.Unchanged}} unchanged metric(s) not shown (--all shows them).</p>{{end}}
 </body></html>
 `))
+})

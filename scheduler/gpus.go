@@ -14,7 +14,7 @@ import (
 
 // gpuIDRE is a GPU id as CUDA_VISIBLE_DEVICES takes it: an index, or a
 // GPU-/MIG- UUID.
-var gpuIDRE = regexp.MustCompile(`^([0-9]{1,3}|(GPU|MIG)-[0-9A-Za-z-]{1,64})$`)
+var gpuIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,3}|(GPU|MIG)-[0-9A-Za-z-]{1,64})$`) })
 
 // ParseGPUs reads --gpus: "0,1,3" (the ids), "all" (every GPU nvidia-smi -L
 // lists; none on a machine without one), or "" (GPUs are not scheduled:
@@ -29,7 +29,7 @@ func ParseGPUs(spec string) ([]string, error) {
 	var ids []string
 	for _, id := range strings.Split(spec, ",") {
 		id = strings.TrimSpace(id)
-		if !gpuIDRE.MatchString(id) {
+		if !gpuIDRE().MatchString(id) {
 			return nil, fmt.Errorf("--gpus %q: %q is not a GPU id (expected indices like 0,1,3, GPU-/MIG- UUIDs, or all)", spec, id)
 		}
 		if slices.Contains(ids, id) {
@@ -40,7 +40,7 @@ func ParseGPUs(spec string) ([]string, error) {
 	return ids, nil
 }
 
-var nvidiaSMIRE = regexp.MustCompile(`(?m)^GPU ([0-9]+):`)
+var nvidiaSMIRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^GPU ([0-9]+):`) })
 
 // detectGPUs lists the indices nvidia-smi -L prints; none without it.
 func detectGPUs() []string {
@@ -49,7 +49,7 @@ func detectGPUs() []string {
 		return []string{}
 	}
 	ids := []string{}
-	for _, m := range nvidiaSMIRE.FindAllStringSubmatch(string(out), -1) {
+	for _, m := range nvidiaSMIRE().FindAllStringSubmatch(string(out), -1) {
 		ids = append(ids, m[1])
 	}
 	return ids

@@ -111,7 +111,7 @@ func TestErrorClassification(t *testing.T) {
 		"sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying",
 		"squeue: error: slurm_load_jobs error: Resource temporarily unavailable",
 	} {
-		if !transientRE.MatchString(msg) {
+		if !transientRE().MatchString(msg) {
 			t.Errorf("not transient: %s", msg)
 		}
 	}
@@ -120,7 +120,7 @@ func TestErrorClassification(t *testing.T) {
 		"sbatch: error: Batch job submission failed: Invalid partition name specified":                                                      "--partition",
 		"sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified":                            "--account",
 	} {
-		if transientRE.MatchString(msg) {
+		if transientRE().MatchString(msg) {
 			t.Errorf("transient: %s", msg)
 		}
 		e := &SlurmError{Cmd: "sbatch", Msg: msg}

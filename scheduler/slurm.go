@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kvsweep/kvsweep/sweep"
@@ -38,21 +39,24 @@ type Slurm struct {
 func (s *Slurm) Name() string { return "slurm" }
 
 // transientRE matches controller errors worth retrying.
-var transientRE = regexp.MustCompile(`(?i)socket timed out|unable to contact slurm controller|resource temporarily unavailable|connection refused|connect failure|slurm temporarily unable|communication connection failure|zero bytes were transmitted|transport endpoint|slurmctld is not responding|try again later|temporarily unable to accept`)
+var transientRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)socket timed out|unable to contact slurm controller|resource temporarily unavailable|connection refused|connect failure|slurm temporarily unable|communication connection failure|zero bytes were transmitted|transport endpoint|slurmctld is not responding|try again later|temporarily unable to accept`)
+})
 
-// hints name what to change for the permanent sbatch errors users meet.
+// hints name what to change for the permanent sbatch errors users meet:
+// the first hint one of whose words (lower case) the message contains.
 var hints = []struct {
-	re   *regexp.Regexp
-	hint string
+	words []string
+	hint  string
 }{
-	{regexp.MustCompile(`(?i)invalid partition`), "check --partition or cluster.partition in the spec (sinfo lists partitions)"},
-	{regexp.MustCompile(`(?i)invalid account`), "check --account or cluster.account (sacctmgr show assoc user=$USER lists yours)"},
-	{regexp.MustCompile(`(?i)invalid qos`), "check --qos or cluster.qos (sacctmgr show assoc user=$USER format=qos)"},
-	{regexp.MustCompile(`(?i)accounting/qos policy|QOSMax|AssocMax|MaxSubmit`), "the job exceeds a limit of your account or QOS (submit or array limits, wall time); lower --max-running, split the sweep, or ask for another QOS"},
-	{regexp.MustCompile(`(?i)invalid job array specification|MaxArraySize`), "the array is larger than the cluster allows; re-render with a smaller --max-array-size"},
-	{regexp.MustCompile(`(?i)requested node configuration is not available|gres`), "no node has the requested GPUs, CPUs or memory; check the topology's resources and --constraint"},
-	{regexp.MustCompile(`(?i)time limit`), "the topology's time limit exceeds the partition's MaxTime"},
-	{regexp.MustCompile(`(?i)reservation`), "check --reservation or cluster.reservation (scontrol show reservation)"},
+	{[]string{"invalid partition"}, "check --partition or cluster.partition in the spec (sinfo lists partitions)"},
+	{[]string{"invalid account"}, "check --account or cluster.account (sacctmgr show assoc user=$USER lists yours)"},
+	{[]string{"invalid qos"}, "check --qos or cluster.qos (sacctmgr show assoc user=$USER format=qos)"},
+	{[]string{"accounting/qos policy", "qosmax", "assocmax", "maxsubmit"}, "the job exceeds a limit of your account or QOS (submit or array limits, wall time); lower --max-running, split the sweep, or ask for another QOS"},
+	{[]string{"invalid job array specification", "maxarraysize"}, "the array is larger than the cluster allows; re-render with a smaller --max-array-size"},
+	{[]string{"requested node configuration is not available", "gres"}, "no node has the requested GPUs, CPUs or memory; check the topology's resources and --constraint"},
+	{[]string{"time limit"}, "the topology's time limit exceeds the partition's MaxTime"},
+	{[]string{"reservation"}, "check --reservation or cluster.reservation (scontrol show reservation)"},
 }
 
 // SlurmError is a failed Slurm command with its message.
@@ -64,9 +68,12 @@ type SlurmError struct {
 
 func (e *SlurmError) Error() string {
 	msg := fmt.Sprintf("%s: %s", e.Cmd, e.Msg)
+	lower := strings.ToLower(e.Msg)
 	for _, h := range hints {
-		if h.re.MatchString(e.Msg) {
-			return msg + "\n  what to change: " + h.hint
+		for _, w := range h.words {
+			if strings.Contains(lower, w) {
+				return msg + "\n  what to change: " + h.hint
+			}
 		}
 	}
 	return msg
@@ -95,7 +102,7 @@ func (s *Slurm) exec1(ctx context.Context, dir, name string, args ...string) ([]
 	if errors.As(err, &ee) {
 		msg = fmt.Sprintf("%v (is Slurm installed and on PATH?)", ee)
 	}
-	return stdout.Bytes(), &SlurmError{Cmd: name, Msg: msg, Transient: transientRE.MatchString(msg)}
+	return stdout.Bytes(), &SlurmError{Cmd: name, Msg: msg, Transient: transientRE().MatchString(msg)}
 }
 
 // backoff runs attempt until it succeeds, fails permanently, or the
@@ -211,13 +218,13 @@ func (s *Slurm) Submit(ctx context.Context, r SubmitRequest) (string, error) {
 	return id, err
 }
 
-var submittedRE = regexp.MustCompile(`Submitted batch job (\d+)`)
+var submittedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Submitted batch job (\d+)`) })
 
 // ParseSbatchOutput reads the job id from "123", "123;cluster" (--parsable)
 // or "Submitted batch job 123".
 func ParseSbatchOutput(out string) (string, error) {
 	out = strings.TrimSpace(out)
-	if m := submittedRE.FindStringSubmatch(out); m != nil {
+	if m := submittedRE().FindStringSubmatch(out); m != nil {
 		return m[1], nil
 	}
 	id, _, _ := strings.Cut(out, ";")
