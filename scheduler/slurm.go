@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -146,8 +147,14 @@ func (s *Slurm) run(ctx context.Context, name string, args ...string) ([]byte, e
 	return out, err
 }
 
-// MaxArraySize reads the cluster's MaxArraySize from scontrol show config.
+// MaxArraySize is the cluster's MaxArraySize: from slurm.conf where this
+// machine has it (the file every Slurm command here reads, and Slurm keeps
+// the same on every node), else from scontrol show config, which asks the
+// controller (configless clusters, a file that includes others).
 func (s *Slurm) MaxArraySize(ctx context.Context) (int, error) {
+	if n, ok := maxArrayFromConf(slurmConfPath()); ok {
+		return n, nil
+	}
 	out, err := s.run(ctx, "scontrol", "show", "config")
 	if err != nil {
 		return 0, err
@@ -163,6 +170,46 @@ func (s *Slurm) MaxArraySize(ctx context.Context) (int, error) {
 		}
 	}
 	return sweep.DefaultMaxArraySize, nil
+}
+
+// slurmConfPath is the slurm.conf Slurm's commands read here.
+func slurmConfPath() string {
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	return "/etc/slurm/slurm.conf"
+}
+
+// maxSlurmConfSize bounds the slurm.conf read for MaxArraySize.
+const maxSlurmConfSize = 4 << 20
+
+// maxArrayFromConf reads MaxArraySize from the slurm.conf at path: its
+// value, Slurm's default when the file does not set it, or ok false when
+// the file cannot say (unreadable, an Include, a value that is not a
+// number), for the caller to ask the controller.
+func maxArrayFromConf(path string) (n int, ok bool) {
+	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), maxSlurmConfSize)
+	if err != nil {
+		return 0, false
+	}
+	n = sweep.DefaultMaxArraySize
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		if len(fields) > 0 && strings.EqualFold(fields[0], "include") {
+			return 0, false
+		}
+		for _, f := range fields {
+			k, v, _ := strings.Cut(f, "=")
+			if !strings.EqualFold(k, "MaxArraySize") {
+				continue
+			}
+			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+				return 0, false
+			}
+		}
+	}
+	return n, true
 }
 
 // SubmitArgs is the sbatch command line of a request, without "sbatch".
