@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvsweep/kvsweep/sweep"
@@ -30,7 +31,7 @@ type Slurm struct {
 	// Log receives one line per retry (default: discarded).
 	Log io.Writer
 	// Calls counts the commands run, for benchmarks and tests.
-	Calls int
+	Calls atomic.Int64
 	// foreignSeen is what Poll has logged of other jobs' answers, so
 	// each is said once.
 	foreignSeen map[string]bool
@@ -38,6 +39,11 @@ type Slurm struct {
 
 // Name implements Scheduler.
 func (s *Slurm) Name() string { return "slurm" }
+
+// SubmitConcurrency is how many sbatch calls one submit runs at once:
+// each is a round trip to the controller, and a sweep of several resource
+// shapes or more cells than MaxArraySize makes several.
+func (s *Slurm) SubmitConcurrency() int { return 4 }
 
 // transientRE matches controller errors worth retrying.
 var transientRE = sync.OnceValue(func() *regexp.Regexp {
@@ -82,13 +88,19 @@ func (e *SlurmError) Error() string {
 
 // exec1 runs one command once.
 func (s *Slurm) exec1(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
-	s.Calls++
+	s.Calls.Add(1)
 	cmd := exec.CommandContext(ctx, name, args...)
+	// A command left running when kvsweep dies (an sbatch in flight) is
+	// killed with it: it cannot finish a submission after the next
+	// kvsweep has settled its intent.
+	dieWithParent(cmd)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), s.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	unlock := lockThread()
 	err := cmd.Run()
+	unlock()
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

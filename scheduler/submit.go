@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -157,6 +159,7 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 			}
 		}
 	}
+	var todo []pending
 	for _, job := range m.Jobs {
 		var idx []int
 		for _, c := range chosen[job.Name] {
@@ -195,37 +198,124 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				seq++
 				continue
 			}
-			intent := sweep.Record{Type: sweep.RecIntent, Seq: seq, Scheduler: sched.Name(), Job: job.Name,
-				Indices: sweep.FormatIndices(ch.indices), Offset: ch.offset, JobName: req.JobName}
-			if err := j.Append(intent); err != nil {
-				return rep, err
-			}
-			crashHook("intent")
-			id, err := sched.Submit(ctx, req)
-			if err != nil {
-				var se *SlurmError
-				var re *RefusedError
-				switch {
-				case errors.As(err, &se) && !se.Transient:
-					// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
-					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
-				case errors.As(err, &re):
-					_ = j.Append(sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: re.Msg})
-				}
-				return rep, fmt.Errorf("submitting %s (cells %s): %w", job.Name, sweep.FormatIndices(ch.indices), err)
-			}
-			crashHook("sbatch")
-			if err := j.Append(sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: id}); err != nil {
-				return rep, err
-			}
-			crashHook("submitted")
-			rep.Calls++
-			rep.Cells += len(ch.indices)
-			rep.JobIDs = append(rep.JobIDs, id)
+			todo = append(todo, pending{req: req, job: job.Name, indices: ch.indices,
+				intent: sweep.Record{Type: sweep.RecIntent, Seq: seq, Scheduler: sched.Name(), Job: job.Name,
+					Indices: sweep.FormatIndices(ch.indices), Offset: ch.offset, JobName: req.JobName}})
 			seq++
 		}
 	}
-	return rep, nil
+	if len(todo) == 0 {
+		return rep, nil
+	}
+	return rep, submitAll(ctx, j, sched, todo, rep)
+}
+
+// pending is one array (or job) to submit, with its intent record.
+type pending struct {
+	req     SubmitRequest
+	job     string
+	indices []int
+	intent  sweep.Record
+}
+
+// concurrentSubmitter is a scheduler whose Submit may run in several
+// goroutines at once, up to SubmitConcurrency calls.
+type concurrentSubmitter interface {
+	SubmitConcurrency() int
+}
+
+// submitAll submits the arrays exactly once: their intents in one synced
+// write, then the scheduler's calls, several at a time where it allows
+// (each submission is named by its intent, so any subset of them may be
+// in flight), then what each call did in one synced write. A crash at any
+// point leaves intents without an outcome, which the next submit settles
+// by name (reconcile). After a refusal no further call starts; the arrays
+// not tried are recorded abandoned, and every call already started is
+// waited for and recorded.
+func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pending, rep *SubmitReport) error {
+	intents := make([]sweep.Record, len(todo))
+	for i, p := range todo {
+		intents[i] = p.intent
+	}
+	if err := j.Append(intents...); err != nil {
+		return err
+	}
+	for range todo {
+		crashHook("intent")
+	}
+	limit := 1
+	if c, ok := sched.(concurrentSubmitter); ok {
+		limit = max(1, c.SubmitConcurrency())
+	}
+	type result struct {
+		id    string
+		err   error
+		tried bool
+	}
+	res := make([]result, len(todo))
+	var failed atomic.Bool
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range todo {
+		slots <- struct{}{}
+		if failed.Load() || ctx.Err() != nil {
+			<-slots
+			break
+		}
+		res[i].tried = true
+		wg.Go(func() {
+			defer func() { <-slots }()
+			res[i].id, res[i].err = sched.Submit(ctx, todo[i].req)
+			if res[i].err != nil {
+				failed.Store(true)
+				return
+			}
+			crashHook("sbatch")
+		})
+	}
+	wg.Wait()
+	var recs []sweep.Record
+	var first error
+	for i, p := range todo {
+		seq := p.intent.Seq
+		r := res[i]
+		if !r.tried {
+			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: "not submitted: an earlier submission of this run failed"})
+			continue
+		}
+		if r.err == nil {
+			recs = append(recs, sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: r.id})
+			rep.Calls++
+			rep.Cells += len(p.indices)
+			rep.JobIDs = append(rep.JobIDs, r.id)
+			continue
+		}
+		var se *SlurmError
+		var re *RefusedError
+		switch {
+		case errors.As(r.err, &se) && !se.Transient:
+			// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
+			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
+		case errors.As(r.err, &re):
+			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: re.Msg})
+		}
+		// Otherwise (no answer until the deadline) the intent stays open
+		// for the next submit to settle.
+		if first == nil {
+			first = fmt.Errorf("submitting %s (cells %s): %w", p.job, sweep.FormatIndices(p.indices), r.err)
+		}
+	}
+	if len(recs) > 0 {
+		if err := j.Append(recs...); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		if r.Type == sweep.RecSubmitted {
+			crashHook("submitted")
+		}
+	}
+	return first
 }
 
 func isDryRunner(s Scheduler) bool {
@@ -373,11 +463,16 @@ func crashHook(step string) {
 	if nth != "" {
 		n, _ = strconv.Atoi(nth)
 	}
+	crashMu.Lock()
 	crashCounts[step]++
 	if crashCounts[step] == n {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
+	crashMu.Unlock()
 }
 
-var crashCounts = map[string]int{}
+var (
+	crashMu     sync.Mutex
+	crashCounts = map[string]int{}
+)

@@ -112,16 +112,21 @@ func repairTail(f *os.File, dir string) error {
 	return f.Sync()
 }
 
-// Append writes one record and syncs it to disk before returning.
-func (j *Journal) Append(r Record) error {
-	if r.Time.IsZero() {
-		r.Time = time.Now().UTC()
+// Append writes records, in one write, and syncs them to disk before
+// returning.
+func (j *Journal) Append(rs ...Record) error {
+	var buf []byte
+	for _, r := range rs {
+		if r.Time.IsZero() {
+			r.Time = time.Now().UTC()
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, b...), '\n')
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
+	if _, err := j.f.Write(buf); err != nil {
 		return err
 	}
 	return j.f.Sync()
