@@ -24,18 +24,24 @@ func CollectDir(dir string, opts CollectOptions, storePath string) (*Run, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteRun(dir, run); err != nil {
+	if storePath == "" {
+		return run, WriteRun(dir, run)
+	}
+	// results.json and the store hold the same bytes (a collected run has
+	// no notes): encoded once.
+	var b bytes.Buffer
+	if err := encodeRun(&b, run); err != nil {
 		return nil, err
 	}
-	if storePath == "" {
-		return run, nil
+	if err := sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), b.Bytes(), 0o644); err != nil {
+		return nil, err
 	}
 	st, err := OpenStore(storePath, false)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	return run, st.Put(run)
+	return run, st.put(run.ID, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // SelectRuns resolves a selection SEL: a sweep directory (its

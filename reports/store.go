@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,12 +73,17 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Put(run *Run) error {
 	cp := *run
 	cp.Notes = nil // kept in their own bucket
-	b, err := json.Marshal(&cp)
-	if err != nil {
+	var b bytes.Buffer
+	if err := encodeRun(&b, &cp); err != nil {
 		return err
 	}
+	return s.put(run.ID, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// put stores a run as encoded (json.Marshal's bytes, without notes).
+func (s *Store) put(id string, b []byte) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(runsBucket).Put([]byte(run.ID), b)
+		return tx.Bucket(runsBucket).Put([]byte(id), b)
 	})
 }
 
