@@ -10,6 +10,8 @@
 #
 # Needs: go, python3, GNU time (Debian package "time"); python3-jsonschema.
 # Usage: bench/collect.sh [REPEATS]   (cells = 2 engines x 10 geometries x REPEATS; default 500 -> 10,000)
+# RUNS sets the repeats of each measurement (default 5); PYSCHEMA=0 leaves
+# out the python3-jsonschema baseline (a minute a run at 100,000 results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-500}
@@ -57,6 +59,7 @@ export -f kv
 export work
 schema=reports/schema/result.v1.json
 has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
+[ "${PYSCHEMA:-1}" = 1 ] || has_jsonschema=no
 RUNS=${RUNS:-5}
 for _ in $(seq "$RUNS"); do
 	measure kvsweep bash -c kv

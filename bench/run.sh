@@ -50,6 +50,8 @@ for b in "$@"; do
 	collect)
 		section "collect + report of 10,000 results"
 		bench/collect.sh | tee -a "$out"
+		section "collect + report of 100,000 results (once; is it linear?)"
+		RUNS=1 PYSCHEMA=0 bench/collect.sh 5000 | sed 's/^/100k: /' | tee -a "$out"
 		;;
 	image)
 		need buildkit
