@@ -61,7 +61,12 @@ func lookup(name string) *command {
 // usagef is a mistake in how kvsweep was called (exit 2).
 func usagef(format string, args ...any) error { return fail.Usagef(format, args...) }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	stop := profile(os.Stderr)
+	rc := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(rc)
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}

@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"kvsweep": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"kvsweep": main,
 	})
 }
 
