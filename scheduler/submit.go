@@ -280,7 +280,11 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 		seq := p.intent.Seq
 		r := res[i]
 		if !r.tried {
-			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: "not submitted: an earlier submission of this run failed"})
+			note := "not submitted: an earlier submission of this run failed"
+			if ctx.Err() != nil {
+				note = "not submitted: interrupted"
+			}
+			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: note})
 			continue
 		}
 		if r.err == nil {
@@ -293,6 +297,9 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 		var se *SlurmError
 		var re *RefusedError
 		switch {
+		case ctx.Err() != nil:
+			// Interrupted: the call may have reached the controller before
+			// it was stopped; the intent stays open for the next submit.
 		case errors.As(r.err, &se) && !se.Transient:
 			// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
 			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})

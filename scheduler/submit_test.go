@@ -13,8 +13,8 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// parallelSched is a scheduler whose Submit waits until release is
-// closed (or it has `want` calls in flight) and can refuse one job.
+// parallelSched is a scheduler whose Submit waits, when want is set,
+// until want calls are in flight at once, and can refuse one job.
 type parallelSched struct {
 	mu                sync.Mutex
 	inFlight, most    int
@@ -23,7 +23,8 @@ type parallelSched struct {
 	concurrency       int
 	allIn             chan struct{}
 	want              int
-	scheduler.Records // Poll, Cancel: nothing
+	started           chan struct{} // told of each call, if set
+	scheduler.Records               // Poll, Cancel: nothing
 }
 
 func (p *parallelSched) Name() string                              { return "slurm" }
@@ -42,6 +43,9 @@ func (p *parallelSched) Submit(ctx context.Context, r scheduler.SubmitRequest) (
 		close(p.allIn)
 	}
 	p.mu.Unlock()
+	if p.started != nil {
+		p.started <- struct{}{}
+	}
 	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
 	if p.refuse != "" && strings.Contains(r.JobName, p.refuse) {
 		return "", &scheduler.SlurmError{Cmd: "sbatch", Msg: "Invalid partition name specified"}
@@ -50,7 +54,8 @@ func (p *parallelSched) Submit(ctx context.Context, r scheduler.SubmitRequest) (
 		select {
 		case <-p.allIn:
 		case <-ctx.Done():
-			return "", ctx.Err()
+			// What an sbatch killed by the context says.
+			return "", &scheduler.SlurmError{Cmd: "sbatch", Msg: "signal: killed"}
 		}
 	}
 	return fmt.Sprint(100 + r.Seq), nil
@@ -115,6 +120,41 @@ func TestSubmitStopsAfterRefusal(t *testing.T) {
 	m, _ := sweep.ReadManifest(dir)
 	if n := len(scheduler.SubmittedCells(m, recs)); n != 2 {
 		t.Errorf("%d cells submitted, want 2", n)
+	}
+}
+
+// Interrupted with two calls in flight: their intents stay open for the
+// next submit to settle (the controller may have their jobs), the arrays
+// not tried are abandoned.
+func TestSubmitInterrupted(t *testing.T) {
+	dir := eightCells(t)
+	s := &parallelSched{concurrency: 2, want: 99, allIn: make(chan struct{}), started: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.started
+		<-s.started
+		cancel()
+	}()
+	if _, err := scheduler.Submit(ctx, dir, s, scheduler.SubmitOptions{}); err == nil {
+		t.Fatal("an interrupted submit succeeded")
+	}
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sub := range sweep.Submissions(recs) {
+		switch {
+		case sub.JobID != "":
+			got = append(got, "submitted")
+		case sub.Abandoned:
+			got = append(got, "abandoned")
+		default:
+			got = append(got, "open")
+		}
+	}
+	if fmt.Sprint(got) != "[open open abandoned abandoned]" {
+		t.Errorf("journal: %v", got)
 	}
 }
 
