@@ -99,21 +99,7 @@ func TestSubmitStopsAfterRefusal(t *testing.T) {
 	if s.calls != 2 {
 		t.Errorf("%d sbatch calls, want 2 (one submitted, one refused, none after)", s.calls)
 	}
-	recs, err := sweep.ReadJournal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, sub := range sweep.Submissions(recs) {
-		switch {
-		case sub.JobID != "":
-			got = append(got, "submitted")
-		case sub.Abandoned:
-			got = append(got, "abandoned")
-		default:
-			got = append(got, "open")
-		}
-	}
+	got, recs := outcomes(t, dir)
 	if fmt.Sprint(got) != "[submitted abandoned abandoned abandoned]" {
 		t.Errorf("journal: %v", got)
 	}
@@ -138,6 +124,16 @@ func TestSubmitInterrupted(t *testing.T) {
 	if _, err := scheduler.Submit(ctx, dir, s, scheduler.SubmitOptions{}); err == nil {
 		t.Fatal("an interrupted submit succeeded")
 	}
+	got, _ := outcomes(t, dir)
+	if fmt.Sprint(got) != "[open open abandoned abandoned]" {
+		t.Errorf("journal: %v", got)
+	}
+}
+
+// outcomes says how each submission in the journal stands: submitted,
+// abandoned or open.
+func outcomes(t *testing.T, dir string) ([]string, []sweep.Record) {
+	t.Helper()
 	recs, err := sweep.ReadJournal(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -153,9 +149,7 @@ func TestSubmitInterrupted(t *testing.T) {
 			got = append(got, "open")
 		}
 	}
-	if fmt.Sprint(got) != "[open open abandoned abandoned]" {
-		t.Errorf("journal: %v", got)
-	}
+	return got, recs
 }
 
 // eightCells renders a sweep of eight cells of one job.
