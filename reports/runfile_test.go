@@ -103,3 +103,62 @@ func FuzzDecodeRun(f *testing.F) {
 		}
 	})
 }
+
+// Every cell WriteRun writes decodes on decodeCell's path, as
+// json.Unmarshal decodes it.
+func TestDecodeCellTakesTheCells(t *testing.T) {
+	for _, r := range runFileSamples(t) {
+		for _, c := range r.Cells {
+			b, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := decodeCell(b, &interner{})
+			if !ok {
+				t.Fatalf("decodeCell gave up on %s", b)
+			}
+			var want CellResult
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s:\ndecodeCell   %+v\njson.Unmarshal %+v", b, got, want)
+			}
+		}
+	}
+}
+
+// FuzzDecodeCell holds decodeCell to json.Unmarshal: whenever it decodes
+// a cell, json.Unmarshal decodes the same.
+func FuzzDecodeCell(f *testing.F) {
+	for _, r := range runFileSamples(f) {
+		for _, c := range r.Cells[:min(len(r.Cells), 12)] {
+			b, _ := json.Marshal(c)
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		`{"cell_id":"a","exit_code":1e2}`, `{"cell_id":"a","exit_code":-0}`, `{"cell_id":"a","exit_code":null}`,
+		`{"Cell_ID":"a"}`, `{"cell_id":"a","cell_id":"b"}`, `{"params":{}}`, `{"params":{"a":"b","a":"c"}}`,
+		`{"planned_cases":[]}`, `{"cases":[{"metrics":{}}]}`, `{"cases":[{"metrics":{"m":{"value":1,"unit":"s","other":1}}}]}`,
+		`{"image":{"source_revisions":{"schema_version":1,"components":{"a":{"commit":"c"}}}}}`,
+		`{"image":{"source_revisions":{"a":1,"a":2}}}`, `{"image":{"source_revisions":null}}`,
+		`{"verdicts_only":true,"attempts":2,"earlier":[{"state":"FAILED","class":"infra"}]}`, `{"attempts":1.5}`,
+		`{"detail":"\u003cb\u003e \ud800 \"x\""}`, "{\"detail\":\"\xff\"}", `{"cases":[null]}`, `{} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := decodeCell(b, &interner{})
+		if !ok {
+			return // encoding/json decides
+		}
+		var want CellResult
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("decodeCell took %q, json.Unmarshal refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\ndecodeCell     %+v\njson.Unmarshal %+v", b, got, want)
+		}
+	})
+}

@@ -19,6 +19,15 @@ import (
 // elements it decodes into the slice *cells, in parallel. ok is false when
 // doc did not split or did not decode; v and *cells are then undefined.
 func Unmarshal[T any](doc []byte, key string, v any, cells *[]T) (ok bool) {
+	return UnmarshalWith(doc, key, v, cells, func() func([]byte, *T) error {
+		return func(b []byte, c *T) error { return json.Unmarshal(b, c) }
+	})
+}
+
+// UnmarshalWith is Unmarshal with the elements decoded by decoders that
+// newDecoder makes, one per goroutine; each must give what json.Unmarshal
+// gives.
+func UnmarshalWith[T any](doc []byte, key string, v any, cells *[]T, newDecoder func() func([]byte, *T) error) (ok bool) {
 	head, elems, null, ok := Split(doc, key)
 	if !ok || json.Unmarshal(head, v) != nil {
 		return false
@@ -33,8 +42,9 @@ func Unmarshal[T any](doc []byte, key string, v any, cells *[]T) (ok bool) {
 	var wg sync.WaitGroup
 	for k, sp := range spans {
 		wg.Go(func() {
+			decode := newDecoder()
 			for i := sp[0]; i < sp[1]; i++ {
-				if json.Unmarshal(elems[i], &out[i]) != nil {
+				if decode(elems[i], &out[i]) != nil {
 					failed[k] = true
 					return
 				}
