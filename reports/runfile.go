@@ -96,18 +96,18 @@ func encodeCells(w *errWriter, cells []CellResult) error {
 				continue
 			}
 			wg.Go(func() {
-				buf := &parts[k]
-				enc := json.NewEncoder(buf)
+				b := parts[k].AvailableBuffer()
 				for i := from; i < to; i++ {
 					if i > 0 {
-						buf.WriteByte(',')
+						b = append(b, ',')
 					}
-					if err := enc.Encode(&cells[i]); err != nil {
+					var err error
+					if b, err = appendCell(b, &cells[i]); err != nil {
 						errs[k] = err
 						return
 					}
-					buf.Truncate(buf.Len() - 1) // Encode's newline
 				}
+				parts[k].Write(b)
 			})
 		}
 		wg.Wait()
