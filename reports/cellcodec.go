@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // results.json is kvsweep's own file, but it is read back from a sweep
@@ -32,74 +34,72 @@ func cellDecoder() func([]byte, *CellResult) error {
 // null, a number where an int goes that is not a plain integer, data
 // after the object) gives up with ok false.
 func decodeCell(b []byte, in *interner) (cr CellResult, ok bool) {
-	s := scanner{b: b, in: in}
-	ok = s.members(0, func(key string, depth int) bool {
+	s := scanner{jsonscan.New(b, in)}
+	ok = s.Members(0, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "cell_id":
-			cr.CellID, ok = s.str()
+			cr.CellID, ok = s.Str()
 		case "name":
-			cr.Name, ok = s.str()
+			cr.Name, ok = s.Str()
 		case "params":
-			cr.Params, ok = s.strMap(depth)
+			cr.Params, ok = s.StrMap(depth)
 		case "planned_cases":
-			cr.Planned, ok = s.strList(depth)
+			cr.Planned, ok = s.StrList(depth)
 		case "outcome":
-			cr.Outcome, ok = s.str()
+			cr.Outcome, ok = s.Str()
 		case "detail":
-			cr.Detail, ok = s.str()
+			cr.Detail, ok = s.Str()
 		case "state":
-			cr.State, ok = s.str()
+			cr.State, ok = s.Str()
 		case "exit_code":
 			var n int
-			n, ok = s.integer()
+			n, ok = s.Integer()
 			cr.ExitCode = &n
 		case "image":
 			ok = s.cellImage(depth, &cr.Image)
 		case "no_provenance":
-			cr.NoProvenance, ok = s.str()
+			cr.NoProvenance, ok = s.Str()
 		case "started":
-			cr.Started, ok = s.str()
+			cr.Started, ok = s.Str()
 		case "cases":
 			cr.Cases, ok = s.caseList(depth)
 		case "evidence":
-			cr.Evidence, ok = s.strList(depth)
+			cr.Evidence, ok = s.StrList(depth)
 		case "class":
-			cr.Class, ok = s.str()
+			cr.Class, ok = s.Str()
 		case "nodes":
-			cr.Nodes, ok = s.str()
+			cr.Nodes, ok = s.Str()
 		case "cluster":
-			cr.Cluster, ok = s.str()
+			cr.Cluster, ok = s.Str()
 		case "verdicts_only":
-			cr.VerdictsOnly, ok = s.boolean()
+			cr.VerdictsOnly, ok = s.Boolean()
 		case "attempts":
-			cr.Attempts, ok = s.integer()
+			cr.Attempts, ok = s.Integer()
 		case "earlier":
 			cr.Earlier, ok = s.attemptList(depth)
 		}
 		return ok
 	})
-	s.space()
-	return cr, ok && s.i == len(s.b)
+	return cr, ok && s.Done()
 }
 
 func (s *scanner) cellImage(depth int, im *Image) bool {
-	return s.members(depth, func(key string, depth int) bool {
+	return s.Members(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "ref":
-			im.Ref, ok = s.str()
+			im.Ref, ok = s.Str()
 		case "digest":
-			im.Digest, ok = s.str()
+			im.Digest, ok = s.Str()
 		case "source_revisions":
 			// Its own format: encoding/json decodes it.
-			s.space()
-			from := s.i
-			if s.i >= len(s.b) || s.b[s.i] != '{' {
+			if s.Peek() != '{' {
 				return false
 			}
-			if _, ok = s.value(depth); ok {
-				ok = json.Unmarshal(s.b[from:s.i], &im.SourceRevisions) == nil && im.SourceRevisions != nil
+			from := s.Pos()
+			if _, ok = s.Value(depth); ok {
+				ok = json.Unmarshal(s.Bytes(from, s.Pos()), &im.SourceRevisions) == nil && im.SourceRevisions != nil
 			}
 		}
 		return ok
@@ -108,32 +108,32 @@ func (s *scanner) cellImage(depth int, im *Image) bool {
 
 func (s *scanner) caseList(depth int) ([]Case, bool) {
 	cases := []Case{}
-	ok := s.elements(depth, func(depth int) bool {
+	ok := s.Elements(depth, func(depth int) bool {
 		var c Case
-		ok := s.members(depth, func(key string, depth int) bool {
+		ok := s.Members(depth, func(key string, depth int) bool {
 			var ok bool
 			switch key {
 			case "id":
-				c.ID, ok = s.str()
+				c.ID, ok = s.Str()
 			case "verdict":
-				c.Verdict, ok = s.str()
+				c.Verdict, ok = s.Str()
 			case "duration_s":
-				c.DurationS, _, ok = s.num()
+				c.DurationS, _, ok = s.Num()
 			case "message":
-				c.Message, ok = s.str()
+				c.Message, ok = s.Str()
 			case "metrics":
 				c.Metrics = map[string]Metric{}
-				ok = s.members(depth, func(name string, depth int) bool {
+				ok = s.Members(depth, func(name string, depth int) bool {
 					var m Metric
-					ok := s.members(depth, func(key string, _ int) bool {
+					ok := s.Members(depth, func(key string, _ int) bool {
 						var ok bool
 						switch key {
 						case "value":
-							m.Value, _, ok = s.num()
+							m.Value, _, ok = s.Num()
 						case "unit":
-							m.Unit, ok = s.str()
+							m.Unit, ok = s.Str()
 						case "direction":
-							m.Direction, ok = s.str()
+							m.Direction, ok = s.Str()
 						}
 						return ok
 					})
@@ -151,17 +151,17 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 
 func (s *scanner) attemptList(depth int) ([]Attempt, bool) {
 	as := []Attempt{}
-	ok := s.elements(depth, func(depth int) bool {
+	ok := s.Elements(depth, func(depth int) bool {
 		var a Attempt
-		ok := s.members(depth, func(key string, _ int) bool {
+		ok := s.Members(depth, func(key string, _ int) bool {
 			var ok bool
 			switch key {
 			case "state":
-				a.State, ok = s.str()
+				a.State, ok = s.Str()
 			case "nodes":
-				a.Nodes, ok = s.str()
+				a.Nodes, ok = s.Str()
 			case "class":
-				a.Class, ok = s.str()
+				a.Class, ok = s.Str()
 			}
 			return ok
 		})
@@ -169,48 +169,6 @@ func (s *scanner) attemptList(depth int) ([]Attempt, bool) {
 		return ok
 	})
 	return as, ok
-}
-
-func (s *scanner) strList(depth int) ([]string, bool) {
-	out := []string{}
-	ok := s.elements(depth, func(int) bool {
-		v, ok := s.str()
-		out = append(out, v)
-		return ok
-	})
-	return out, ok
-}
-
-func (s *scanner) strMap(depth int) (map[string]string, bool) {
-	out := map[string]string{}
-	ok := s.members(depth, func(key string, _ int) bool {
-		v, ok := s.str()
-		out[key] = v
-		return ok
-	})
-	return out, ok
-}
-
-// integer reads a plain integer (what encoding/json puts in an int).
-func (s *scanner) integer() (int, bool) {
-	_, raw, ok := s.num()
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(raw)
-	return n, err == nil
-}
-
-// boolean reads true or false.
-func (s *scanner) boolean() (bool, bool) {
-	s.space()
-	switch {
-	case s.literal("true"):
-		return true, true
-	case s.literal("false"):
-		return false, true
-	}
-	return false, false
 }
 
 // appendCell appends json.Marshal(c) to b, without reflection: the cells

@@ -3,11 +3,11 @@ package reports
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/provenance"
 )
 
@@ -22,21 +22,21 @@ import (
 // FuzzFastResult holds the two to the same answers, and
 // TestFastResultSchemaUnchanged makes a change of the schema come here.
 func fastResult(b []byte, in *interner) (r *Result, ok bool) {
-	s := scanner{b: b, in: in}
+	s := scanner{jsonscan.New(b, in)}
 	r = &Result{SchemaVersion: SchemaVersion}
 	var version, cell, cases bool
-	ok = s.members(0, func(key string, depth int) bool {
+	ok = s.Members(0, func(key string, depth int) bool {
 		switch key {
 		case "schema_version":
 			version = true
-			s.space()
-			return s.literal("1")
+			s.Space()
+			return s.Literal("1")
 		case "sweep_id":
-			r.SweepID, ok = s.str()
+			r.SweepID, ok = s.Str()
 			return ok
 		case "cell_id":
 			cell = true
-			r.CellID, ok = s.str()
+			r.CellID, ok = s.Str()
 			return ok && isCellID(r.CellID)
 		case "params":
 			return s.params(depth, r)
@@ -45,7 +45,7 @@ func fastResult(b []byte, in *interner) (r *Result, ok bool) {
 		case "slurm":
 			return s.slurm(depth, r)
 		case "started", "finished":
-			v, ok := s.str()
+			v, ok := s.Str()
 			if !ok || !isDateTime(v) {
 				return false
 			}
@@ -61,154 +61,32 @@ func fastResult(b []byte, in *interner) (r *Result, ok bool) {
 		case "evidence":
 			return s.evidence(depth, r)
 		}
-		_, ok := s.value(depth)
+		_, ok := s.Value(depth)
 		return ok
 	})
 	if !ok || !version || !cell || !cases {
 		return nil, false
 	}
-	s.space()
-	return r, s.i == len(s.b)
-}
-
-// members reads the object that comes next at depth (as value would),
-// calling member for each member with the scanner before its value and
-// the depth of that value; a key that occurs twice, or member returning
-// false, ends it with false.
-func (s *scanner) members(depth int, member func(key string, depth int) bool) bool {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= maxJSONDepth {
-		return false
-	}
-	s.i++
-	if s.skip('}') {
-		return true
-	}
-	var buf [16]string
-	seen := buf[:0]
-	for more := true; more; {
-		key, ok := s.str()
-		if !ok || !s.skip(':') || slices.Contains(seen, key) {
-			return false
-		}
-		seen = append(seen, key)
-		if !member(key, depth+1) {
-			return false
-		}
-		if more, ok = s.next('}'); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// elements is members for an array.
-func (s *scanner) elements(depth int, element func(depth int) bool) bool {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '[' || depth >= maxJSONDepth {
-		return false
-	}
-	s.i++
-	if s.skip(']') {
-		return true
-	}
-	for more := true; more; {
-		if !element(depth + 1) {
-			return false
-		}
-		var ok bool
-		if more, ok = s.next(']'); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// str reads a string that comes next; a plain one (no escape, valid
-// UTF-8) the scanner's interner has seen before costs no allocation.
-func (s *scanner) str() (string, bool) {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return "", false
-	}
-	if s.in != nil {
-		for j := s.i + 1; j < len(s.b); j++ {
-			c := s.b[j]
-			if c == '"' {
-				v := s.in.intern(s.b[s.i+1 : j])
-				s.i = j + 1
-				return v, true
-			}
-			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				break
-			}
-		}
-	}
-	v, ok := s.string()
-	if !ok {
-		return "", false
-	}
-	return v.(string), true
-}
-
-// interner hands out one string for equal bytes: the keys, case ids,
-// metric names and units of a sweep's results are a few dozen strings
-// repeated 100,000s of times. One per worker; it stops growing at
-// maxInterned strings.
-type interner struct{ m map[string]string }
-
-const maxInterned = 4096
-
-func (in *interner) intern(b []byte) string {
-	if v, ok := in.m[string(b)]; ok {
-		return v
-	}
-	v := string(b)
-	if in.m == nil {
-		in.m = map[string]string{}
-	}
-	if len(in.m) < maxInterned && len(b) <= 64 {
-		in.m[v] = v
-	}
-	return v
-}
-
-// num reads a number that comes next, as the reference converts it.
-func (s *scanner) num() (float64, string, bool) {
-	s.space()
-	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
-		return 0, "", false
-	}
-	v, ok := s.number()
-	if !ok {
-		return 0, "", false
-	}
-	raw := string(v.(json.Number))
-	f, err := strconv.ParseFloat(raw, 64)
-	return f, raw, err == nil
+	return r, s.Done()
 }
 
 // params: additionalProperties of type string, number or boolean.
 func (s *scanner) params(depth int, r *Result) bool {
 	r.Params = map[string]any{}
-	return s.members(depth, func(key string, _ int) bool {
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch c := s.b[s.i]; {
+	return s.Members(depth, func(key string, _ int) bool {
+		switch c := s.Peek(); {
 		case c == '"':
-			v, ok := s.str()
+			v, ok := s.Str()
 			r.Params[key] = v
 			return ok
 		case c == 't':
 			r.Params[key] = true
-			return s.literal("true")
+			return s.Literal("true")
 		case c == 'f':
 			r.Params[key] = false
-			return s.literal("false")
+			return s.Literal("false")
 		}
-		f, _, ok := s.num()
+		f, _, ok := s.Num()
 		r.Params[key] = f
 		return ok
 	})
@@ -217,21 +95,20 @@ func (s *scanner) params(depth int, r *Result) bool {
 func (s *scanner) image(depth int, r *Result) bool {
 	im := &Image{}
 	r.Image = im
-	return s.members(depth, func(key string, depth int) bool {
+	return s.Members(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "ref":
-			im.Ref, ok = s.str()
+			im.Ref, ok = s.Str()
 			return ok
 		case "digest":
-			im.Digest, ok = s.str()
+			im.Digest, ok = s.Str()
 			return ok && isDigestOrEmpty(im.Digest)
 		case "source_revisions":
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] != '{' {
+			if s.Peek() != '{' {
 				return false
 			}
-			sr, ok := s.value(depth)
+			sr, ok := s.Value(depth)
 			if !ok {
 				return false
 			}
@@ -242,7 +119,7 @@ func (s *scanner) image(depth int, r *Result) bool {
 			}
 			return true
 		}
-		_, ok = s.value(depth)
+		_, ok = s.Value(depth)
 		return ok
 	})
 }
@@ -250,24 +127,24 @@ func (s *scanner) image(depth int, r *Result) bool {
 func (s *scanner) slurm(depth int, r *Result) bool {
 	sl := &SlurmInfo{}
 	r.Slurm = sl
-	return s.members(depth, func(key string, depth int) bool {
+	return s.Members(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "job_id":
-			sl.JobID, ok = s.str()
+			sl.JobID, ok = s.Str()
 		case "array_job_id":
-			sl.ArrayJobID, ok = s.str()
+			sl.ArrayJobID, ok = s.Str()
 		case "array_task_id":
-			sl.ArrayTaskID, ok = s.str()
+			sl.ArrayTaskID, ok = s.Str()
 		case "nodes":
-			sl.Nodes, ok = s.str()
+			sl.Nodes, ok = s.Str()
 		case "partition":
-			sl.Partition, ok = s.str()
+			sl.Partition, ok = s.Str()
 		case "state":
-			sl.State, ok = s.str()
+			sl.State, ok = s.Str()
 		case "exit_code":
 			// "integer": a plain one only; 3.0 or 1e2 are the reference's.
-			f, raw, ok := s.num()
+			f, raw, ok := s.Num()
 			if !ok || len(raw) > 15 || strings.ContainsAny(raw, ".eE") {
 				return false
 			}
@@ -275,7 +152,7 @@ func (s *scanner) slurm(depth int, r *Result) bool {
 			sl.ExitCode = &code
 			return true
 		default:
-			_, ok = s.value(depth)
+			_, ok = s.Value(depth)
 		}
 		return ok
 	})
@@ -283,30 +160,30 @@ func (s *scanner) slurm(depth int, r *Result) bool {
 
 func (s *scanner) cases(depth int, r *Result) bool {
 	r.Cases = []Case{}
-	return s.elements(depth, func(depth int) bool {
+	return s.Elements(depth, func(depth int) bool {
 		var c Case
 		var id, verdict bool
-		ok := s.members(depth, func(key string, depth int) bool {
+		ok := s.Members(depth, func(key string, depth int) bool {
 			var ok bool
 			switch key {
 			case "id":
 				id = true
-				c.ID, ok = s.str()
+				c.ID, ok = s.Str()
 				return ok && isCaseID(c.ID)
 			case "verdict":
 				verdict = true
-				c.Verdict, ok = s.str()
+				c.Verdict, ok = s.Str()
 				return ok && (c.Verdict == Pass || c.Verdict == Fail || c.Verdict == Skip || c.Verdict == Error)
 			case "duration_s":
-				c.DurationS, _, ok = s.num()
+				c.DurationS, _, ok = s.Num()
 				return ok && c.DurationS >= 0
 			case "message":
-				c.Message, ok = s.str()
+				c.Message, ok = s.Str()
 				return ok
 			case "metrics":
 				return s.metrics(depth, &c)
 			}
-			_, ok = s.value(depth)
+			_, ok = s.Value(depth)
 			return ok
 		})
 		if !ok || !id || !verdict {
@@ -321,19 +198,19 @@ func (s *scanner) cases(depth int, r *Result) bool {
 // and nothing else (additionalProperties false).
 func (s *scanner) metrics(depth int, c *Case) bool {
 	ms := map[string]Metric{}
-	ok := s.members(depth, func(name string, depth int) bool {
+	ok := s.Members(depth, func(name string, depth int) bool {
 		var m Metric
 		var value bool
-		ok := s.members(depth, func(key string, _ int) bool {
+		ok := s.Members(depth, func(key string, _ int) bool {
 			var ok bool
 			switch key {
 			case "value":
 				value = true
-				m.Value, _, ok = s.num()
+				m.Value, _, ok = s.Num()
 			case "unit":
-				m.Unit, ok = s.str()
+				m.Unit, ok = s.Str()
 			case "direction":
-				m.Direction, ok = s.str()
+				m.Direction, ok = s.Str()
 				ok = ok && (m.Direction == "lower" || m.Direction == "higher")
 			}
 			return ok
@@ -350,8 +227,8 @@ func (s *scanner) metrics(depth int, c *Case) bool {
 // evidence: strings of at least one character, relative, with no ".."
 // component.
 func (s *scanner) evidence(depth int, r *Result) bool {
-	return s.elements(depth, func(int) bool {
-		e, ok := s.str()
+	return s.Elements(depth, func(int) bool {
+		e, ok := s.Str()
 		if !ok || utf8.RuneCountInString(e) < 1 || strings.HasPrefix(e, "/") || slices.Contains(strings.Split(e, "/"), "..") {
 			return false
 		}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // maxJSONDepth bounds the nesting of a result.json; the schema needs five.
-const maxJSONDepth = 64
+const maxJSONDepth = jsonscan.MaxDepth
 
 // decodeJSON reads one JSON document into the generic tree the schema
 // validator takes (objects, arrays, strings, json.Number, bools, nil),

@@ -1,0 +1,413 @@
+// Package jsonscan reads JSON from a byte slice without reflection: the
+// generic tree (objects, arrays, strings, json.Number, bools, nils) or,
+// member by member, a document whose shape the caller knows. It never
+// decides what it does not expect: every method says ok false and the
+// caller takes encoding/json's way, which decides and explains. Large
+// files of kvsweep (results, the manifest) and every result.json are read
+// with it; their fuzz tests hold each reader to encoding/json.
+package jsonscan
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting: a value deeper than this is left to the caller.
+const MaxDepth = 64
+
+// Scanner reads one document.
+type Scanner struct {
+	b  []byte
+	i  int
+	in *Interner // nil: every string is new
+}
+
+// New scans b; strings read with Str are interned through in (nil: none).
+func New(b []byte, in *Interner) Scanner { return Scanner{b: b, in: in} }
+
+// Peek is the next byte after blanks (0 at the end).
+func (s *Scanner) Peek() byte {
+	s.Space()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// Pos is the offset of the next byte; Bytes the document between two.
+func (s *Scanner) Pos() int { return s.i }
+
+// Bytes returns the document from offset from to offset to.
+func (s *Scanner) Bytes(from, to int) []byte { return s.b[from:to] }
+
+// Done says whether nothing but blanks is left.
+func (s *Scanner) Done() bool {
+	s.Space()
+	return s.i == len(s.b)
+}
+
+// Space steps over blanks.
+func (s *Scanner) Space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// Value reads the value that comes next as the generic tree (maps,
+// slices, strings, json.Number, bools, nil), depth being its nesting. It
+// gives up (ok false) on what encoding/json's token reader refuses and on
+// what it would let through silently: a key twice in one object, a number
+// beyond a 64-bit float, nesting past MaxDepth.
+func (s *Scanner) Value(depth int) (any, bool) {
+	s.Space()
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		if depth >= MaxDepth {
+			return nil, false
+		}
+		return s.object(depth + 1)
+	case c == '[':
+		if depth >= MaxDepth {
+			return nil, false
+		}
+		return s.array(depth + 1)
+	case c == '"':
+		return s.string()
+	case c == 't':
+		return true, s.Literal("true")
+	case c == 'f':
+		return false, s.Literal("false")
+	case c == 'n':
+		return nil, s.Literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		return s.number()
+	}
+	return nil, false
+}
+
+// Literal consumes word when it comes next (no blanks skipped).
+func (s *Scanner) Literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// Skip consumes c, after blanks, when it comes next.
+func (s *Scanner) Skip(c byte) bool {
+	s.Space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// Next reads what follows an element of an object or array: ',' (more),
+// the closing byte (done), or anything else (not JSON: ok false).
+func (s *Scanner) Next(closing byte) (more, ok bool) {
+	if s.Skip(',') {
+		return true, true
+	}
+	return false, s.Skip(closing)
+}
+
+func (s *Scanner) object(depth int) (any, bool) {
+	s.i++ // {
+	m := map[string]any{}
+	if s.Skip('}') {
+		return m, true
+	}
+	for more := true; more; {
+		s.Space()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return nil, false
+		}
+		k, ok := s.string()
+		if !ok || !s.Skip(':') {
+			return nil, false
+		}
+		v, ok := s.Value(depth)
+		key := k.(string)
+		if _, dup := m[key]; !ok || dup {
+			return nil, false
+		}
+		m[key] = v
+		if more, ok = s.Next('}'); !ok {
+			return nil, false
+		}
+	}
+	return m, true
+}
+
+func (s *Scanner) array(depth int) (any, bool) {
+	s.i++ // [
+	a := []any{}
+	if s.Skip(']') {
+		return a, true
+	}
+	for more := true; more; {
+		v, ok := s.Value(depth)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		if more, ok = s.Next(']'); !ok {
+			return nil, false
+		}
+	}
+	return a, true
+}
+
+// string reads a string literal. One without escapes and with valid UTF-8
+// is copied as it is; any other goes through encoding/json, so escapes,
+// surrogates and invalid bytes come out exactly as decodeJSON has them.
+func (s *Scanner) string() (any, bool) {
+	start := s.i
+	s.i++
+	plain := true
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if plain {
+				return string(s.b[start+1 : s.i-1]), true
+			}
+			var out string
+			if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
+				return nil, false
+			}
+			return out, true
+		case c == '\\':
+			plain = false
+			s.i += 2
+			continue
+		case c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			if r, size := utf8.DecodeRune(s.b[s.i:]); r == utf8.RuneError && size == 1 {
+				plain = false
+			} else {
+				s.i += size
+				continue
+			}
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// number reads a JSON number (RFC 8259 grammar) as a json.Number that
+// fits a 64-bit float.
+func (s *Scanner) number() (any, bool) {
+	start := s.i
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	n := string(s.b[start:s.i])
+	if _, err := strconv.ParseFloat(n, 64); err != nil {
+		return nil, false
+	}
+	return json.Number(n), true
+}
+
+// Members reads the object that comes next at depth (as Value would),
+// calling member for each member with the scanner before its value and
+// the depth of that value; a key that occurs twice, or member returning
+// false, ends it with false.
+func (s *Scanner) Members(depth int, member func(key string, depth int) bool) bool {
+	s.Space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= MaxDepth {
+		return false
+	}
+	s.i++
+	if s.Skip('}') {
+		return true
+	}
+	var buf [16]string
+	seen := buf[:0]
+	for more := true; more; {
+		key, ok := s.Str()
+		if !ok || !s.Skip(':') || slices.Contains(seen, key) {
+			return false
+		}
+		seen = append(seen, key)
+		if !member(key, depth+1) {
+			return false
+		}
+		if more, ok = s.Next('}'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Elements is Members for an array.
+func (s *Scanner) Elements(depth int, element func(depth int) bool) bool {
+	s.Space()
+	if s.i >= len(s.b) || s.b[s.i] != '[' || depth >= MaxDepth {
+		return false
+	}
+	s.i++
+	if s.Skip(']') {
+		return true
+	}
+	for more := true; more; {
+		if !element(depth + 1) {
+			return false
+		}
+		var ok bool
+		if more, ok = s.Next(']'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Str reads a string that comes next; a plain one (no escape, valid
+// UTF-8) the scanner's interner has seen before costs no allocation.
+func (s *Scanner) Str() (string, bool) {
+	s.Space()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	if s.in != nil {
+		for j := s.i + 1; j < len(s.b); j++ {
+			c := s.b[j]
+			if c == '"' {
+				v := s.in.Intern(s.b[s.i+1 : j])
+				s.i = j + 1
+				return v, true
+			}
+			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				break
+			}
+		}
+	}
+	v, ok := s.string()
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// Num reads a number that comes next, as the reference converts it.
+func (s *Scanner) Num() (float64, string, bool) {
+	s.Space()
+	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
+		return 0, "", false
+	}
+	v, ok := s.number()
+	if !ok {
+		return 0, "", false
+	}
+	raw := string(v.(json.Number))
+	f, err := strconv.ParseFloat(raw, 64)
+	return f, raw, err == nil
+}
+
+// StrList reads an array of strings (an empty one is not nil).
+func (s *Scanner) StrList(depth int) ([]string, bool) {
+	out := []string{}
+	ok := s.Elements(depth, func(int) bool {
+		v, ok := s.Str()
+		out = append(out, v)
+		return ok
+	})
+	return out, ok
+}
+
+// StrMap reads an object of strings (an empty one is not nil).
+func (s *Scanner) StrMap(depth int) (map[string]string, bool) {
+	out := map[string]string{}
+	ok := s.Members(depth, func(key string, _ int) bool {
+		v, ok := s.Str()
+		out[key] = v
+		return ok
+	})
+	return out, ok
+}
+
+// Integer reads a plain integer (what encoding/json puts in an int).
+func (s *Scanner) Integer() (int, bool) {
+	_, raw, ok := s.Num()
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(raw)
+	return n, err == nil
+}
+
+// Boolean reads true or false.
+func (s *Scanner) Boolean() (bool, bool) {
+	s.Space()
+	switch {
+	case s.Literal("true"):
+		return true, true
+	case s.Literal("false"):
+		return false, true
+	}
+	return false, false
+}
+
+// Interner hands out one string for equal bytes: the keys, case ids,
+// metric names and units of a sweep's results are a few dozen strings
+// repeated 100,000s of times. One per worker; it stops growing at
+// maxInterned strings.
+type Interner struct{ m map[string]string }
+
+const maxInterned = 4096
+
+func (in *Interner) Intern(b []byte) string {
+	if v, ok := in.m[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < maxInterned && len(b) <= 64 {
+		in.m[v] = v
+	}
+	return v
+}
