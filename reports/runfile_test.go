@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/kvsweep/kvsweep/internal/fill"
 )
 
 // runFileSamples are runs as collect makes them, and the corners of the
@@ -214,7 +216,7 @@ func FuzzAppendCell(f *testing.F) {
 // added to the results without the codec fails here.
 func TestCellCodecCoversEveryField(t *testing.T) {
 	var c CellResult
-	fill(reflect.ValueOf(&c).Elem())
+	fill.Value(reflect.ValueOf(&c).Elem())
 	want, err := json.Marshal(&c)
 	if err != nil {
 		t.Fatal(err)
@@ -229,38 +231,5 @@ func TestCellCodecCoversEveryField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("decodeCell:\n%+v\nwant\n%+v", back, c)
-	}
-}
-
-// fill sets every field of v to a value that is not zero.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("x-" + v.Type().Name())
-	case reflect.Int, reflect.Int64:
-		v.SetInt(7)
-	case reflect.Float64:
-		v.SetFloat(1.5)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
-			}
-		}
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-		k := reflect.New(v.Type().Key()).Elem()
-		fill(k)
-		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e)
-		v.SetMapIndex(k, e)
 	}
 }
