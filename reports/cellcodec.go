@@ -35,7 +35,7 @@ func cellDecoder() func([]byte, *CellResult) error {
 // after the object) gives up with ok false.
 func decodeCell(b []byte, in *interner) (cr CellResult, ok bool) {
 	s := scanner{jsonscan.New(b, in)}
-	ok = s.Members(0, func(key string, depth int) bool {
+	ok = s.Fields(0, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "cell_id":
@@ -85,7 +85,7 @@ func decodeCell(b []byte, in *interner) (cr CellResult, ok bool) {
 }
 
 func (s *scanner) cellImage(depth int, im *Image) bool {
-	return s.Members(depth, func(key string, depth int) bool {
+	return s.Fields(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "ref":
@@ -110,7 +110,7 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 	cases := []Case{}
 	ok := s.Elements(depth, func(depth int) bool {
 		var c Case
-		ok := s.Members(depth, func(key string, depth int) bool {
+		ok := s.Fields(depth, func(key string, depth int) bool {
 			var ok bool
 			switch key {
 			case "id":
@@ -125,7 +125,7 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 				c.Metrics = map[string]Metric{}
 				ok = s.Members(depth, func(name string, depth int) bool {
 					var m Metric
-					ok := s.Members(depth, func(key string, _ int) bool {
+					ok := s.Fields(depth, func(key string, _ int) bool {
 						var ok bool
 						switch key {
 						case "value":
@@ -153,7 +153,7 @@ func (s *scanner) attemptList(depth int) ([]Attempt, bool) {
 	as := []Attempt{}
 	ok := s.Elements(depth, func(depth int) bool {
 		var a Attempt
-		ok := s.Members(depth, func(key string, _ int) bool {
+		ok := s.Fields(depth, func(key string, _ int) bool {
 			var ok bool
 			switch key {
 			case "state":

@@ -25,7 +25,7 @@ func fastResult(b []byte, in *interner) (r *Result, ok bool) {
 	s := scanner{jsonscan.New(b, in)}
 	r = &Result{SchemaVersion: SchemaVersion}
 	var version, cell, cases bool
-	ok = s.Members(0, func(key string, depth int) bool {
+	ok = s.Fields(0, func(key string, depth int) bool {
 		switch key {
 		case "schema_version":
 			version = true
@@ -95,7 +95,7 @@ func (s *scanner) params(depth int, r *Result) bool {
 func (s *scanner) image(depth int, r *Result) bool {
 	im := &Image{}
 	r.Image = im
-	return s.Members(depth, func(key string, depth int) bool {
+	return s.Fields(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "ref":
@@ -127,7 +127,7 @@ func (s *scanner) image(depth int, r *Result) bool {
 func (s *scanner) slurm(depth int, r *Result) bool {
 	sl := &SlurmInfo{}
 	r.Slurm = sl
-	return s.Members(depth, func(key string, depth int) bool {
+	return s.Fields(depth, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "job_id":
@@ -163,7 +163,7 @@ func (s *scanner) cases(depth int, r *Result) bool {
 	return s.Elements(depth, func(depth int) bool {
 		var c Case
 		var id, verdict bool
-		ok := s.Members(depth, func(key string, depth int) bool {
+		ok := s.Fields(depth, func(key string, depth int) bool {
 			var ok bool
 			switch key {
 			case "id":
@@ -201,7 +201,7 @@ func (s *scanner) metrics(depth int, c *Case) bool {
 	ok := s.Members(depth, func(name string, depth int) bool {
 		var m Metric
 		var value bool
-		ok := s.Members(depth, func(key string, _ int) bool {
+		ok := s.Fields(depth, func(key string, _ int) bool {
 			var ok bool
 			switch key {
 			case "value":

@@ -26,7 +26,7 @@ func cellDecoder() func([]byte, *Cell) error {
 // (FuzzDecodeCell holds the two to the same Cell).
 func decodeCell(b []byte, in *jsonscan.Interner) (c Cell, ok bool) {
 	s := jsonscan.New(b, in)
-	ok = s.Members(0, func(key string, depth int) bool {
+	ok = s.Fields(0, func(key string, depth int) bool {
 		var ok bool
 		switch key {
 		case "id":

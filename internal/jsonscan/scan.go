@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth bounds nesting: a value deeper than this is left to the caller.
@@ -280,6 +281,61 @@ func (s *Scanner) Members(depth int, member func(key string, depth int) bool) bo
 		}
 	}
 	return true
+}
+
+// Fields is Members for an object whose keys are only compared (a
+// struct's): a plain key is passed as a view of the document, valid only
+// during the call, so reading it costs no allocation and no lookup. A
+// caller that keeps a key uses Members.
+func (s *Scanner) Fields(depth int, field func(key string, depth int) bool) bool {
+	s.Space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= MaxDepth {
+		return false
+	}
+	s.i++
+	if s.Skip('}') {
+		return true
+	}
+	var buf [16]string
+	seen := buf[:0]
+	for more := true; more; {
+		key, ok := s.key()
+		if !ok || !s.Skip(':') || slices.Contains(seen, key) {
+			return false
+		}
+		seen = append(seen, key)
+		if !field(key, depth+1) {
+			return false
+		}
+		if more, ok = s.Next('}'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// key reads a member name for Fields: printable ASCII without escapes as
+// a view of the document, anything else as Str reads it.
+func (s *Scanner) key() (string, bool) {
+	s.Space()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	for j := s.i + 1; j < len(s.b); j++ {
+		c := s.b[j]
+		if c == '"' {
+			k := ""
+			if j > s.i+1 {
+				k = unsafe.String(&s.b[s.i+1], j-s.i-1)
+			}
+			s.i = j + 1
+			return k, true
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return s.Str()
 }
 
 // Elements is Members for an array.
