@@ -1,0 +1,78 @@
+package jsonscan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// What each reader takes and what it leaves to encoding/json (the readers
+// built on it are fuzzed against encoding/json in reports and sweep).
+func TestReaders(t *testing.T) {
+	read := func(doc string) string {
+		in := &Interner{}
+		s := New([]byte(doc), in)
+		var out []string
+		ok := s.Fields(0, func(key string, depth int) bool {
+			var v any
+			var ok bool
+			switch {
+			case strings.HasPrefix(key, "s"):
+				v, ok = s.Str()
+			case strings.HasPrefix(key, "i"):
+				v, ok = s.Integer()
+			case strings.HasPrefix(key, "b"):
+				v, ok = s.Boolean()
+			case strings.HasPrefix(key, "l"):
+				v, ok = s.StrList(depth)
+			case strings.HasPrefix(key, "m"):
+				v, ok = s.StrMap(depth)
+			default:
+				v, ok = s.Value(depth)
+			}
+			out = append(out, fmt.Sprintf("%s=%v", key, v))
+			return ok
+		})
+		if !ok || !s.Done() {
+			return "gave up"
+		}
+		return strings.Join(out, " ")
+	}
+	for doc, want := range map[string]string{
+		`{"s":"a","i":-3,"b":true,"l":["x"],"m":{"k":"v"},"t":{"n":1.5}}`: "s=a i=-3 b=true l=[x] m=map[k:v] t=map[n:1.5]",
+		` { "s" : "\u00e9\n" } `:       "s=é\n",
+		`{"l":[],"m":{}}`:              "l=[] m=map[]",
+		`{"s":"a","\u0073":"b"}`:       "gave up", // the same key twice, spelled two ways
+		`{"i":1.0}`:                    "gave up", // not a plain integer
+		`{"i":1e2}`:                    "gave up",
+		`{"s":null}`:                   "gave up",
+		`{"b":"true"}`:                 "gave up",
+		`{"m":{"k":"v","k":"w"}}`:      "gave up",
+		`{"t":1e999}`:                  "gave up", // beyond a float64
+		`{"s":"a"} x`:                  "gave up",
+		`{"s":"a",}`:                   "gave up",
+		`{"t":` + deep(MaxDepth) + `}`: "gave up",
+	} {
+		if got := read(doc); got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
+	}
+}
+
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+// A plain key is a view of the document, a kept string is not: interned
+// strings survive the document's bytes being changed.
+func TestInternCopies(t *testing.T) {
+	b := []byte(`{"k":"value"}`)
+	in := &Interner{}
+	s := New(b, in)
+	var v string
+	if !s.Fields(0, func(key string, _ int) bool { var ok bool; v, ok = s.Str(); return ok }) {
+		t.Fatal("gave up")
+	}
+	copy(b, strings.Repeat("x", len(b)))
+	if v != "value" || in.Intern([]byte("value")) != "value" {
+		t.Fatalf("%q", v)
+	}
+}
