@@ -1,0 +1,53 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// manifest.json is exactly json.MarshalIndent's bytes of the manifest.
+func TestManifestBytes(t *testing.T) {
+	cells := manifestCells(t)
+	for _, n := range []int{-1, 0, 1, 2, len(cells)} {
+		m := &Manifest{SchemaVersion: SchemaVersion, SweepID: "s-1", Name: "s", Jobs: []Job{{Name: "j", Script: "jobs/j.sbatch"}}}
+		if n >= 0 {
+			m.Cells = append([]Cell{}, cells[:n]...)
+		}
+		want, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		var got bytes.Buffer
+		if err := encodeManifest(&got, m); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("%d cells:\n%s\nwant\n%s", n, got.Bytes(), want)
+		}
+	}
+}
+
+// The binary two-node jobs run is copied whole, executable.
+func TestCopyBinary(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	data := bytes.Repeat([]byte("kvsweep\x00"), 1<<17) // 1 MiB
+	if err := os.WriteFile(src, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "sweep", BinaryPath)
+	if err := copyBinary(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("copy differs (%v)", err)
+	}
+	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode %v (%v)", fi.Mode(), err)
+	}
+}
