@@ -179,21 +179,25 @@ func (s *scanner) key() (string, bool) {
 	return k, true
 }
 
-// str steps over a string literal.
+// str steps over a string literal: from quote to quote (IndexByte finds
+// them a word at a time), a quote after an odd run of backslashes being
+// escaped.
 func (s *scanner) str() bool {
 	s.i++ // "
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-			continue
-		case '"':
-			s.i++
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			return false
+		}
+		s.i += q + 1
+		slashes := 0
+		for j := s.i - 2; j >= 0 && s.b[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
 			return true
 		}
-		s.i++
 	}
-	return false
 }
 
 // value steps over the value that comes next, minding strings and nesting.
