@@ -8,6 +8,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -257,30 +258,7 @@ func (s *Scanner) number() (any, bool) {
 // the depth of that value; a key that occurs twice, or member returning
 // false, ends it with false.
 func (s *Scanner) Members(depth int, member func(key string, depth int) bool) bool {
-	s.Space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= MaxDepth {
-		return false
-	}
-	s.i++
-	if s.Skip('}') {
-		return true
-	}
-	var buf [16]string
-	seen := buf[:0]
-	for more := true; more; {
-		key, ok := s.Str()
-		if !ok || !s.Skip(':') || slices.Contains(seen, key) {
-			return false
-		}
-		seen = append(seen, key)
-		if !member(key, depth+1) {
-			return false
-		}
-		if more, ok = s.Next('}'); !ok {
-			return false
-		}
-	}
-	return true
+	return s.eachMember(depth, s.Str, member)
 }
 
 // Fields is Members for an object whose keys are only compared (a
@@ -288,6 +266,11 @@ func (s *Scanner) Members(depth int, member func(key string, depth int) bool) bo
 // during the call, so reading it costs no allocation and no lookup. A
 // caller that keeps a key uses Members.
 func (s *Scanner) Fields(depth int, field func(key string, depth int) bool) bool {
+	return s.eachMember(depth, s.key, field)
+}
+
+// eachMember is Members with the keys read by key.
+func (s *Scanner) eachMember(depth int, key func() (string, bool), member func(key string, depth int) bool) bool {
 	s.Space()
 	if s.i >= len(s.b) || s.b[s.i] != '{' || depth >= MaxDepth {
 		return false
@@ -299,12 +282,12 @@ func (s *Scanner) Fields(depth int, field func(key string, depth int) bool) bool
 	var buf [16]string
 	seen := buf[:0]
 	for more := true; more; {
-		key, ok := s.key()
-		if !ok || !s.Skip(':') || slices.Contains(seen, key) {
+		k, ok := key()
+		if !ok || !s.Skip(':') || slices.Contains(seen, k) {
 			return false
 		}
-		seen = append(seen, key)
-		if !field(key, depth+1) {
+		seen = append(seen, k)
+		if !member(k, depth+1) {
 			return false
 		}
 		if more, ok = s.Next('}'); !ok {
@@ -466,4 +449,67 @@ func (in *Interner) Intern(b []byte) string {
 		in.m[v] = v
 	}
 	return v
+}
+
+// SkipValue steps over the value that comes next, minding strings and
+// nesting only: whoever decodes the bytes stepped over checks them.
+func (s *Scanner) SkipValue() bool {
+	s.Space()
+	if s.i >= len(s.b) {
+		return false
+	}
+	from := s.i
+	switch s.b[s.i] {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+	default: // a number or a literal
+		for ; s.i < len(s.b); s.i++ {
+			switch s.b[s.i] {
+			case ',', ':', ']', '}', '[', '{', '"', ' ', '\t', '\n', '\r':
+				return s.i > from
+			}
+		}
+		return s.i > from
+	}
+	depth := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			if !s.skipString() {
+				return false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				s.i++
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}
+
+// skipString steps over a string literal: from quote to quote (IndexByte finds
+// them a word at a time), a quote after an odd run of backslashes being
+// escaped.
+func (s *Scanner) skipString() bool {
+	s.i++ // "
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			return false
+		}
+		s.i += q + 1
+		slashes := 0
+		for j := s.i - 2; j >= 0 && s.b[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return true
+		}
+	}
 }

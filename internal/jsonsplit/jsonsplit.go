@@ -8,11 +8,12 @@
 package jsonsplit
 
 import (
-	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // Unmarshal decodes doc into v, except the array member key, whose
@@ -77,50 +78,43 @@ func Spans(n, k int) [][2]int {
 // null. The bytes stepped over are not checked: decoding head and the
 // elements does.
 func Split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) {
-	s := scanner{b: doc}
-	s.space()
-	if !s.skip('{') {
+	s := jsonscan.New(doc, nil)
+	if !s.Skip('{') {
 		return nil, nil, false, false
 	}
 	from, to, found := 0, 0, 0
-	if !s.skip('}') {
+	if !s.Skip('}') {
 		for more := true; more; {
-			s.space()
-			k, ok := s.key()
-			if !ok || !s.skip(':') {
+			k, ok := s.Str()
+			if !ok || !s.Skip(':') {
 				return nil, nil, false, false
 			}
-			s.space()
 			if k != key && strings.EqualFold(k, key) {
 				// encoding/json matches names without regard to case:
 				// this member would be the array too.
 				return nil, nil, false, false
 			}
+			s.Space()
 			if k != key {
-				if !s.value() {
+				if !s.SkipValue() {
 					return nil, nil, false, false
 				}
 			} else {
 				found++
-				from = s.i
-				switch {
-				case bytes.HasPrefix(doc[s.i:], []byte("null")):
-					s.i += 4
+				from = s.Pos()
+				if s.Literal("null") {
 					null = true
-				default:
-					if elems, ok = s.elements(); !ok {
-						return nil, nil, false, false
-					}
+				} else if elems, ok = elements(&s); !ok {
+					return nil, nil, false, false
 				}
-				to = s.i
+				to = s.Pos()
 			}
-			if more, ok = s.next('}'); !ok {
+			if more, ok = s.Next('}'); !ok {
 				return nil, nil, false, false
 			}
 		}
 	}
-	s.space()
-	if found != 1 || s.i != len(doc) {
+	if found != 1 || !s.Done() {
 		return nil, nil, false, false
 	}
 	head = make([]byte, 0, from+4+len(doc)-to)
@@ -128,136 +122,24 @@ func Split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) 
 	return head, elems, null, true
 }
 
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// skip consumes c, after blanks, when it comes next.
-func (s *scanner) skip(c byte) bool {
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// next reads what follows an element: ',' (more) or the closing byte.
-func (s *scanner) next(closing byte) (more, ok bool) {
-	if s.skip(',') {
-		return true, true
-	}
-	return false, s.skip(closing)
-}
-
-// key reads a member name, decoded.
-func (s *scanner) key() (string, bool) {
-	from := s.i
-	if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
-		return "", false
-	}
-	raw := s.b[from:s.i]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var k string
-	if json.Unmarshal(raw, &k) != nil {
-		return "", false
-	}
-	return k, true
-}
-
-// str steps over a string literal: from quote to quote (IndexByte finds
-// them a word at a time), a quote after an odd run of backslashes being
-// escaped.
-func (s *scanner) str() bool {
-	s.i++ // "
-	for {
-		q := bytes.IndexByte(s.b[s.i:], '"')
-		if q < 0 {
-			return false
-		}
-		s.i += q + 1
-		slashes := 0
-		for j := s.i - 2; j >= 0 && s.b[j] == '\\'; j-- {
-			slashes++
-		}
-		if slashes%2 == 0 {
-			return true
-		}
-	}
-}
-
-// value steps over the value that comes next, minding strings and nesting.
-func (s *scanner) value() bool {
-	if s.i >= len(s.b) {
-		return false
-	}
-	from := s.i
-	switch s.b[s.i] {
-	case '"':
-		return s.str()
-	case '{', '[':
-	default: // a number or a literal
-		for ; s.i < len(s.b); s.i++ {
-			switch s.b[s.i] {
-			case ',', ':', ']', '}', '[', '{', '"', ' ', '\t', '\n', '\r':
-				return s.i > from
-			}
-		}
-		return s.i > from
-	}
-	depth := 0
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '"':
-			if !s.str() {
-				return false
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				s.i++
-				return true
-			}
-		}
-		s.i++
-	}
-	return false
-}
-
 // elements steps over the array that comes next and returns its elements.
-func (s *scanner) elements() ([][]byte, bool) {
-	if !s.skip('[') {
+func elements(s *jsonscan.Scanner) ([][]byte, bool) {
+	if !s.Skip('[') {
 		return nil, false
 	}
 	var elems [][]byte
-	if s.skip(']') {
+	if s.Skip(']') {
 		return elems, true
 	}
 	for more := true; more; {
-		s.space()
-		from := s.i
-		if !s.value() {
+		s.Space()
+		from := s.Pos()
+		if !s.SkipValue() {
 			return nil, false
 		}
-		elems = append(elems, s.b[from:s.i])
+		elems = append(elems, s.Bytes(from, s.Pos()))
 		var ok bool
-		if more, ok = s.next(']'); !ok {
+		if more, ok = s.Next(']'); !ok {
 			return nil, false
 		}
 	}
