@@ -82,6 +82,9 @@ CHILDREN=()
 write_exit_marker() {
 	local rc=$?
 	trap - EXIT
+	# A second TERM (Slurm signals the script and every process of the
+	# step) must not cut the marker short: only KillWait's KILL stops it.
+	trap '' TERM INT
 	set +m # no job-control notices for the children stopped below
 	local c
 	for c in "${CHILDREN[@]}"; do
