@@ -154,7 +154,7 @@ func decodeRun(b []byte) (*Run, error) {
 
 func decodeRunParallel(b []byte) (*Run, bool) {
 	var r Run
-	if !jsonsplit.UnmarshalWith(b, "cells", &r, &r.Cells, cellDecoder) {
+	if !jsonsplit.Unmarshal(b, "cells", &r, &r.Cells, cellDecoder) {
 		return nil, false
 	}
 	return &r, true

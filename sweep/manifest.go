@@ -285,7 +285,7 @@ func readManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	// The cells are nearly all of a large manifest: decoded on every CPU.
-	if !jsonsplit.UnmarshalWith(b, "cells", &m, &m.Cells, cellDecoder) {
+	if !jsonsplit.Unmarshal(b, "cells", &m, &m.Cells, cellDecoder) {
 		m = Manifest{}
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)

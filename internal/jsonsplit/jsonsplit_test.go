@@ -36,7 +36,7 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got doc
-		if !Unmarshal(b, "cells", &got, &got.Cells) {
+		if !Unmarshal(b, "cells", &got, &got.Cells, plain) {
 			return
 		}
 		var want doc
@@ -53,7 +53,7 @@ func FuzzUnmarshal(f *testing.F) {
 func TestUnmarshalSplits(t *testing.T) {
 	for _, s := range []string{seeds[0], seeds[1], seeds[2], seeds[14]} {
 		var got doc
-		if !Unmarshal([]byte(s), "cells", &got, &got.Cells) {
+		if !Unmarshal([]byte(s), "cells", &got, &got.Cells, plain) {
 			t.Errorf("%s did not split", s)
 		}
 	}
@@ -63,23 +63,28 @@ func TestUnmarshalSplits(t *testing.T) {
 	}
 	b, _ := json.MarshalIndent(big, "", "  ")
 	var got doc
-	if !Unmarshal(b, "cells", &got, &got.Cells) || !reflect.DeepEqual(got, big) {
+	if !Unmarshal(b, "cells", &got, &got.Cells, plain) || !reflect.DeepEqual(got, big) {
 		t.Fatal("1,000 cells did not come back as they were")
 	}
 }
 
+// plain decodes elements with encoding/json.
+func plain() func([]byte, *item) error {
+	return func(b []byte, it *item) error { return json.Unmarshal(b, it) }
+}
+
 func TestSpans(t *testing.T) {
 	for _, c := range []struct{ n, k int }{{0, 2}, {1, 2}, {5, 2}, {10, 3}, {3, 8}} {
-		spans := Spans(c.n, c.k)
+		got := spans(c.n, c.k)
 		next := 0
-		for _, s := range spans {
+		for _, s := range got {
 			if s[0] != next || s[1] < s[0] {
-				t.Fatalf("Spans(%d, %d) = %v", c.n, c.k, spans)
+				t.Fatalf("spans(%d, %d) = %v", c.n, c.k, got)
 			}
 			next = s[1]
 		}
-		if next != c.n || len(spans) > max(1, c.k) {
-			t.Fatalf("Spans(%d, %d) = %v", c.n, c.k, spans)
+		if next != c.n || len(got) > max(1, c.k) {
+			t.Fatalf("spans(%d, %d) = %v", c.n, c.k, got)
 		}
 	}
 }
