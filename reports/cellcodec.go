@@ -98,9 +98,7 @@ func (s *scanner) cellImage(depth int, im *Image) bool {
 				return false
 			}
 			from := s.Pos()
-			if _, ok = s.Value(depth); ok {
-				ok = json.Unmarshal(s.Bytes(from, s.Pos()), &im.SourceRevisions) == nil && im.SourceRevisions != nil
-			}
+			ok = s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &im.SourceRevisions) == nil
 		}
 		return ok
 	})

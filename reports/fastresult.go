@@ -143,12 +143,12 @@ func (s *scanner) slurm(depth int, r *Result) bool {
 		case "state":
 			sl.State, ok = s.Str()
 		case "exit_code":
-			// "integer": a plain one only; 3.0 or 1e2 are the reference's.
-			f, raw, ok := s.Num()
-			if !ok || len(raw) > 15 || strings.ContainsAny(raw, ".eE") {
+			// "integer": a plain one only (3.0 or 1e2 are the reference's),
+			// small enough for the reference's float64 to hold exactly.
+			code, ok := s.Integer()
+			if !ok || code > 1<<53 || code < -1<<53 {
 				return false
 			}
-			code := int(f)
 			sl.ExitCode = &code
 			return true
 		default:

@@ -70,6 +70,8 @@ func fastResultSeeds(t testing.TB) [][]byte {
 		`"cases": [], "slurm": {"exit_code": 1e2}}`,
 		`"cases": [], "slurm": {"exit_code": -1}}`,
 		`"cases": [], "slurm": {"exit_code": 1.5}}`,
+		`"cases": [], "slurm": {"exit_code": 9007199254740993}}`,
+		`"cases": [], "slurm": {"exit_code": 123456789012345678901234}}`,
 		`"cases": [], "slurm": {"job_id": 1}}`,
 		`"cases": [], "started": "2026-12-03T10:00:00Z", "finished": "2026-12-03T10:00:00.123+01:00"}`,
 		`"cases": [], "started": "2026-12-03t10:00:00z"}`,
@@ -133,7 +135,7 @@ func FuzzFastResult(f *testing.F) {
 // few it leaves to the reference on purpose): the fast path is the one
 // taken, not a fallback in disguise.
 func TestFastResultTakesTheResults(t *testing.T) {
-	leftToRef := []string{`"exit_code": 3.0`, `"exit_code": 1e2`, `t10:00:00z`, `T23:59:60Z`}
+	leftToRef := []string{`"exit_code": 3.0`, `"exit_code": 1e2`, `"exit_code": 9007199254740993`, `"exit_code": 123456789012345678901234`, `t10:00:00z`, `T23:59:60Z`}
 	accepted := 0
 	for _, b := range fastResultSeeds(t) {
 		if _, err := parseResultRef(b); err != nil {
