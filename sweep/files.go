@@ -228,15 +228,9 @@ func dirNames(fd int) (map[string]bool, error) {
 		if n <= 0 {
 			return names, nil
 		}
-		buf := (*bp)[:n]
-		for len(buf) > 0 {
-			var consumed int
-			var list []string
-			consumed, _, list = unix.ParseDirent(buf, -1, nil)
-			for _, name := range list {
-				names[name] = true
-			}
-			buf = buf[consumed:]
+		_, _, list := unix.ParseDirent((*bp)[:n], -1, nil)
+		for _, name := range list {
+			names[name] = true
 		}
 	}
 }
@@ -268,7 +262,7 @@ func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
 	if !c.names[first] {
 		return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
 	}
-	if first == name && name != "." && name != ".." {
+	if plainName(name) {
 		fd, err := unix.Openat(c.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		switch {
 		case err == nil:

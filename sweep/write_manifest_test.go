@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // manifest.json is exactly json.MarshalIndent's bytes of the manifest.
@@ -49,5 +50,47 @@ func TestCopyBinary(t *testing.T) {
 	}
 	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Fatalf("mode %v (%v)", fi.Mode(), err)
+	}
+}
+
+// ReadManifest hands out the manifest it read while the file is the same
+// one, and reads it again once the file is replaced or rewritten.
+func TestReadManifestAgainWhenChanged(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string) {
+		t.Helper()
+		if err := WriteFileAtomic(filepath.Join(dir, ManifestFile), []byte(`{"schema_version": 1, "name": "`+name+`", "cells": []}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() *Manifest {
+		t.Helper()
+		m, err := ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	write("one")
+	first := read()
+	if again := read(); again != first {
+		t.Error("the same file was read twice")
+	}
+	write("two") // a new file of the same size
+	if m := read(); m == first || m.Name != "two" {
+		t.Errorf("after the file was replaced: %q", m.Name)
+	}
+	// Rewritten in place, with the same size: the modification time says.
+	p := filepath.Join(dir, ManifestFile)
+	b, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, bytes.Replace(b, []byte("two"), []byte("six"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(p, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if m := read(); m.Name != "six" {
+		t.Errorf("after the file was rewritten: %q", m.Name)
 	}
 }
