@@ -4,8 +4,6 @@ package scheduler
 
 import "os/exec"
 
-// dieWithParent does nothing where the kernel cannot tie a child's life
-// to its parent's.
-func dieWithParent(*exec.Cmd) {}
-
-func lockThread() (unlock func()) { return func() {} }
+// runTied runs cmd; where the kernel cannot tie a child's life to its
+// parent's, it may outlive kvsweep.
+func runTied(cmd *exec.Cmd) error { return cmd.Run() }

@@ -90,17 +90,14 @@ func (e *SlurmError) Error() string {
 func (s *Slurm) exec1(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
 	s.Calls.Add(1)
 	cmd := exec.CommandContext(ctx, name, args...)
-	// A command left running when kvsweep dies (an sbatch in flight) is
-	// killed with it: it cannot finish a submission after the next
-	// kvsweep has settled its intent.
-	dieWithParent(cmd)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), s.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	unlock := lockThread()
-	err := cmd.Run()
-	unlock()
+	// A command left running when kvsweep dies (an sbatch in flight) is
+	// killed with it: it cannot finish a submission after the next
+	// kvsweep has settled its intent.
+	err := runTied(cmd)
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
