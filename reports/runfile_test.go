@@ -133,12 +133,7 @@ func TestDecodeCellTakesTheCells(t *testing.T) {
 // FuzzDecodeCell holds decodeCell to json.Unmarshal: whenever it decodes
 // a cell, json.Unmarshal decodes the same.
 func FuzzDecodeCell(f *testing.F) {
-	for _, r := range runFileSamples(f) {
-		for _, c := range r.Cells[:min(len(r.Cells), 12)] {
-			b, _ := json.Marshal(c)
-			f.Add(b)
-		}
-	}
+	addSampleCells(f)
 	for _, s := range []string{
 		`{"cell_id":"a","exit_code":1e2}`, `{"cell_id":"a","exit_code":-0}`, `{"cell_id":"a","exit_code":null}`,
 		`{"Cell_ID":"a"}`, `{"cell_id":"a","cell_id":"b"}`, `{"params":{}}`, `{"params":{"a":"b","a":"c"}}`,
@@ -184,12 +179,7 @@ func TestAppendCellAsMarshal(t *testing.T) {
 // FuzzAppendCell holds appendCell to json.Marshal on cells made from
 // fuzzed JSON: the same bytes, or an error where it has one.
 func FuzzAppendCell(f *testing.F) {
-	for _, r := range runFileSamples(f) {
-		for _, c := range r.Cells[:min(len(r.Cells), 12)] {
-			b, _ := json.Marshal(c)
-			f.Add(b)
-		}
-	}
+	addSampleCells(f)
 	for _, s := range []string{
 		`{"detail":"<a href=\"x\">&amp;</a> \u2028 \u00e9 \t\n\b\f\u0001 \ud800"}`, `{"params":{"b":"2","a":"1","<":">"}}`,
 		`{"cases":[{"id":"a","duration_s":1e-7,"metrics":{"z":{"value":1e21},"a":{"value":-0.000001,"unit":"s"},"m":{"value":123456789012345678901234}}}]}`,
@@ -231,5 +221,16 @@ func TestCellCodecCoversEveryField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("decodeCell:\n%+v\nwant\n%+v", back, c)
+	}
+}
+
+// addSampleCells seeds a fuzzer with cells of the sample runs as
+// json.Marshal writes them.
+func addSampleCells(f *testing.F) {
+	for _, r := range runFileSamples(f) {
+		for _, c := range r.Cells[:min(len(r.Cells), 12)] {
+			b, _ := json.Marshal(c)
+			f.Add(b)
+		}
 	}
 }
