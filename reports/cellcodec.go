@@ -116,7 +116,7 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 			case "verdict":
 				c.Verdict, ok = s.Str()
 			case "duration_s":
-				c.DurationS, _, ok = s.Num()
+				c.DurationS, ok = s.Num()
 			case "message":
 				c.Message, ok = s.Str()
 			case "metrics":
@@ -127,7 +127,7 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 						var ok bool
 						switch key {
 						case "value":
-							m.Value, _, ok = s.Num()
+							m.Value, ok = s.Num()
 						case "unit":
 							m.Unit, ok = s.Str()
 						case "direction":

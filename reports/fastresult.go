@@ -86,7 +86,7 @@ func (s *scanner) params(depth int, r *Result) bool {
 			r.Params[key] = false
 			return s.Literal("false")
 		}
-		f, _, ok := s.Num()
+		f, ok := s.Num()
 		r.Params[key] = f
 		return ok
 	})
@@ -175,7 +175,7 @@ func (s *scanner) cases(depth int, r *Result) bool {
 				c.Verdict, ok = s.Str()
 				return ok && (c.Verdict == Pass || c.Verdict == Fail || c.Verdict == Skip || c.Verdict == Error)
 			case "duration_s":
-				c.DurationS, _, ok = s.Num()
+				c.DurationS, ok = s.Num()
 				return ok && c.DurationS >= 0
 			case "message":
 				c.Message, ok = s.Str()
@@ -206,7 +206,7 @@ func (s *scanner) metrics(depth int, c *Case) bool {
 			switch key {
 			case "value":
 				value = true
-				m.Value, _, ok = s.Num()
+				m.Value, ok = s.Num()
 			case "unit":
 				m.Unit, ok = s.Str()
 			case "direction":

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -40,6 +41,9 @@ func (s *Scanner) Peek() byte {
 
 // Pos is the offset of the next byte; Bytes the document between two.
 func (s *Scanner) Pos() int { return s.i }
+
+// Seek makes offset i (within the document) the next byte.
+func (s *Scanner) Seek(i int) { s.i = min(max(i, 0), len(s.b)) }
 
 // Bytes returns the document from offset from to offset to.
 func (s *Scanner) Bytes(from, to int) []byte { return s.b[from:to] }
@@ -214,6 +218,17 @@ func (s *Scanner) string() (any, bool) {
 // number reads a JSON number (RFC 8259 grammar) as a json.Number that
 // fits a 64-bit float.
 func (s *Scanner) number() (any, bool) {
+	raw, _, ok := s.numberView()
+	if !ok {
+		return nil, false
+	}
+	return json.Number(strings.Clone(raw)), true
+}
+
+// numberView reads a JSON number (RFC 8259 grammar) that fits a 64-bit
+// float: its text, as a view of the document valid while the document
+// is, and its value.
+func (s *Scanner) numberView() (raw string, f float64, ok bool) {
 	start := s.i
 	if s.b[s.i] == '-' {
 		s.i++
@@ -229,12 +244,12 @@ func (s *Scanner) number() (any, bool) {
 	if s.i < len(s.b) && s.b[s.i] == '0' {
 		s.i++
 	} else if digits() == 0 {
-		return nil, false
+		return "", 0, false
 	}
 	if s.i < len(s.b) && s.b[s.i] == '.' {
 		s.i++
 		if digits() == 0 {
-			return nil, false
+			return "", 0, false
 		}
 	}
 	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
@@ -243,14 +258,15 @@ func (s *Scanner) number() (any, bool) {
 			s.i++
 		}
 		if digits() == 0 {
-			return nil, false
+			return "", 0, false
 		}
 	}
-	n := string(s.b[start:s.i])
-	if _, err := strconv.ParseFloat(n, 64); err != nil {
-		return nil, false
+	raw = unsafe.String(&s.b[start], s.i-start)
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return "", 0, false
 	}
-	return json.Number(n), true
+	return raw, f, true
 }
 
 // Members reads the object that comes next at depth (as Value would),
@@ -371,18 +387,13 @@ func (s *Scanner) Str() (string, bool) {
 }
 
 // Num reads a number that comes next, as the reference converts it.
-func (s *Scanner) Num() (float64, string, bool) {
+func (s *Scanner) Num() (float64, bool) {
 	s.Space()
 	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
-		return 0, "", false
+		return 0, false
 	}
-	v, ok := s.number()
-	if !ok {
-		return 0, "", false
-	}
-	raw := string(v.(json.Number))
-	f, err := strconv.ParseFloat(raw, 64)
-	return f, raw, err == nil
+	_, f, ok := s.numberView()
+	return f, ok
 }
 
 // StrList reads an array of strings (an empty one is not nil).
@@ -409,7 +420,11 @@ func (s *Scanner) StrMap(depth int) (map[string]string, bool) {
 
 // Integer reads a plain integer (what encoding/json puts in an int).
 func (s *Scanner) Integer() (int, bool) {
-	_, raw, ok := s.Num()
+	s.Space()
+	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
+		return 0, false
+	}
+	raw, _, ok := s.numberView()
 	if !ok {
 		return 0, false
 	}
@@ -432,23 +447,48 @@ func (s *Scanner) Boolean() (bool, bool) {
 // Interner hands out one string for equal bytes: the keys, case ids,
 // metric names and units of a sweep's results are a few dozen strings
 // repeated 100,000s of times. One per worker; it stops growing at
-// maxInterned strings.
-type Interner struct{ m map[string]string }
+// maxInterned strings. A small direct-mapped table in front of the map
+// answers the strings met again and again with one comparison, without
+// hashing them.
+type Interner struct {
+	recent [recentSlots]string
+	m      map[string]string
+}
 
-const maxInterned = 4096
+const (
+	maxInterned = 4096
+	recentSlots = 256 // a power of two
+)
 
 func (in *Interner) Intern(b []byte) string {
-	if v, ok := in.m[string(b)]; ok {
-		return v
+	if len(b) == 0 {
+		return ""
 	}
-	v := string(b)
-	if in.m == nil {
-		in.m = map[string]string{}
+	slot := &in.recent[recentSlot(b)]
+	if *slot == string(b) {
+		return *slot
 	}
-	if len(in.m) < maxInterned && len(b) <= 64 {
-		in.m[v] = v
+	v, ok := in.m[string(b)]
+	if !ok {
+		v = string(b)
+		if in.m == nil {
+			in.m = map[string]string{}
+		}
+		if len(in.m) < maxInterned && len(b) <= 64 {
+			in.m[v] = v
+		}
 	}
+	*slot = v
 	return v
+}
+
+// recentSlot picks b's slot in the recent table from its length and its
+// first, middle and last bytes: cheap, and different for the strings that
+// differ only at one end ("TC-01", "TC-02") or in the middle.
+func recentSlot(b []byte) int {
+	n := len(b)
+	h := uint(n)*0x9e3779b1 ^ uint(b[0])<<1 ^ uint(b[n/2])<<5 ^ uint(b[n-1])<<3
+	return int((h ^ h>>8) & (recentSlots - 1))
 }
 
 // SkipValue steps over the value that comes next, minding strings and

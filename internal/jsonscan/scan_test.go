@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // What each reader takes and what it leaves to encoding/json (the readers
@@ -74,5 +75,27 @@ func TestInternCopies(t *testing.T) {
 	copy(b, strings.Repeat("x", len(b)))
 	if v != "value" || in.Intern([]byte("value")) != "value" {
 		t.Fatalf("%q", v)
+	}
+}
+
+// Strings that share a slot of the recent table, or differ only in the
+// middle, each come back as themselves, and a repeated one as the same
+// string.
+func TestInternRecent(t *testing.T) {
+	var words []string
+	for i := 0; i < 2000; i++ {
+		words = append(words, fmt.Sprintf("TC-%02d", i%100), fmt.Sprintf("m%dx", i), "ab"+strings.Repeat("c", i%70)+"d")
+	}
+	in := &Interner{}
+	first := map[string]string{}
+	for _, w := range words {
+		got := in.Intern([]byte(w))
+		if got != w {
+			t.Fatalf("Intern(%q) = %q", w, got)
+		}
+		if f, ok := first[w]; ok && len(w) <= 64 && unsafe.StringData(f) != unsafe.StringData(got) {
+			t.Fatalf("%q interned twice", w)
+		}
+		first[w] = got
 	}
 }
