@@ -8,6 +8,7 @@
 package jsonsplit
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -83,18 +84,8 @@ func split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) 
 		from = s.Pos()
 		if s.Literal("null") {
 			null = true
-		} else {
-			if !s.Elements(0, func(int) bool {
-				s.Space()
-				at := s.Pos()
-				if !s.SkipValue() {
-					return false
-				}
-				elems = append(elems, s.Bytes(at, s.Pos()))
-				return true
-			}) {
-				return false
-			}
+		} else if elems, ok = elements(&s, doc); !ok {
+			return false
 		}
 		to = s.Pos()
 		return true
@@ -105,4 +96,127 @@ func split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) 
 	head = make([]byte, 0, from+4+len(doc)-to)
 	head = append(append(append(head, doc[:from]...), "null"...), doc[to:]...)
 	return head, elems, null, true
+}
+
+// parallelFrom is the size of array from which elements looks for its
+// elements on every CPU; a variable for the tests.
+var parallelFrom = 1 << 20
+
+// elements steps s over the array that comes next and returns its
+// elements. A large one is cut into a part per CPU, each stepped over on
+// its own (parallel); one that does not cut is stepped over in one pass.
+func elements(s *jsonscan.Scanner, doc []byte) ([][]byte, bool) {
+	if k := runtime.GOMAXPROCS(0); k > 1 && len(doc)-s.Pos() >= parallelFrom {
+		if elems, end, ok := parallel(doc, s.Pos(), k); ok {
+			s.Seek(end)
+			return elems, true
+		}
+	}
+	var elems [][]byte
+	ok := s.Elements(0, func(int) bool {
+		s.Space()
+		at := s.Pos()
+		if !s.SkipValue() {
+			return false
+		}
+		elems = append(elems, s.Bytes(at, s.Pos()))
+		return true
+	})
+	return elems, ok
+}
+
+// parallel steps over the array at offset open of doc in k parts. Where a
+// part starts is a guess: the first place after its share of the bytes
+// where the separator between the first two elements occurs again,
+// followed by what the second element starts with up to its first key
+// (",{\"cell_id\":" in results.json; a comma and a line break with its
+// indent in the indented manifest). A part is stepped over as one pass
+// would from there. The guess is taken only when the part before it,
+// stepped over from a true start, lands on it exactly: then it is a true
+// start too, and every part is what one pass gives. ok is false when
+// the guesses cannot be made or one is not taken.
+func parallel(doc []byte, open, k int) (elems [][]byte, end int, ok bool) {
+	s := jsonscan.New(doc, nil)
+	s.Seek(open)
+	if !s.Skip('[') {
+		return nil, 0, false
+	}
+	s.Space()
+	first := s.Pos()
+	if !s.SkipValue() {
+		return nil, 0, false
+	}
+	s.Space()
+	comma := s.Pos()
+	if !s.Skip(',') || s.Peek() != '{' {
+		return nil, 0, false
+	}
+	second := s.Pos()
+	s.Seek(second + 1)
+	if s.Peek() != '"' || !s.SkipValue() || !s.Skip(':') {
+		return nil, 0, false
+	}
+	mark := doc[comma:s.Pos()] // ,{"first key": with the blanks between
+	starts := []int{first}
+	for p := 1; p < k; p++ {
+		from := max(open+p*(len(doc)-open)/k, starts[len(starts)-1]+1)
+		at := bytes.Index(doc[from:], mark)
+		if at < 0 {
+			break
+		}
+		starts = append(starts, from+at+second-comma)
+	}
+	if len(starts) < 2 {
+		return nil, 0, false
+	}
+	type part struct {
+		elems  [][]byte
+		landed int // where the next part's first element starts; the array's end for the last
+		ok     bool
+	}
+	parts := make([]part, len(starts))
+	var wg sync.WaitGroup
+	for p := range starts {
+		wg.Go(func() {
+			stop := len(doc) // the last part ends with the array
+			if p+1 < len(starts) {
+				stop = starts[p+1]
+			}
+			s := jsonscan.New(doc, nil)
+			s.Seek(starts[p])
+			pt := &parts[p]
+			for {
+				at := s.Pos()
+				if !s.SkipValue() {
+					return
+				}
+				pt.elems = append(pt.elems, doc[at:s.Pos()])
+				if s.Skip(']') {
+					pt.landed, pt.ok = s.Pos(), stop == len(doc)
+					return
+				}
+				if !s.Skip(',') {
+					return
+				}
+				s.Space()
+				if s.Pos() >= stop {
+					pt.landed, pt.ok = s.Pos(), s.Pos() == stop
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	for _, pt := range parts {
+		if !pt.ok {
+			return nil, 0, false
+		}
+		n += len(pt.elems)
+	}
+	elems = make([][]byte, 0, n)
+	for _, pt := range parts {
+		elems = append(elems, pt.elems...)
+	}
+	return elems, parts[len(parts)-1].landed, true
 }

@@ -1,9 +1,14 @@
 package jsonsplit
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 type item struct {
@@ -35,6 +40,7 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkParts(t, b)
 		var got doc
 		if !Unmarshal(b, "cells", &got, &got.Cells, plain) {
 			return
@@ -66,6 +72,83 @@ func TestUnmarshalSplits(t *testing.T) {
 	if !Unmarshal(b, "cells", &got, &got.Cells, plain) || !reflect.DeepEqual(got, big) {
 		t.Fatal("1,000 cells did not come back as they were")
 	}
+}
+
+// checkParts holds parallel to what one pass over the cells array of b
+// gives, for every array of b and a part count from 2 to 4, whenever it
+// takes its guesses.
+func checkParts(t *testing.T, b []byte) {
+	t.Helper()
+	for open := bytes.IndexByte(b, '['); open >= 0; {
+		s := jsonscan.New(b, nil)
+		s.Seek(open)
+		one, oneOK := elementsInOnePass(&s)
+		for k := 2; k <= 4; k++ {
+			elems, end, ok := parallel(b, open, k)
+			if !ok {
+				continue
+			}
+			if !oneOK || end != s.Pos() || !reflect.DeepEqual(elems, one) {
+				t.Fatalf("%q at %d in %d parts: %q ending at %d; one pass: %q ending at %d (ok %v)", b, open, k, elems, end, one, s.Pos(), oneOK)
+			}
+		}
+		next := bytes.IndexByte(b[open+1:], '[')
+		if next < 0 {
+			break
+		}
+		open += 1 + next
+	}
+}
+
+// elementsInOnePass is elements without the parts.
+func elementsInOnePass(s *jsonscan.Scanner) ([][]byte, bool) {
+	defer func(was int) { parallelFrom = was }(parallelFrom)
+	parallelFrom = math.MaxInt
+	return elements(s, nil)
+}
+
+// The documents kvsweep writes are cut into parts: results.json (cells
+// without blanks) and manifest.json (indented), with cells whose strings
+// hold what the guesses look for.
+func TestPartsOfWrittenDocuments(t *testing.T) {
+	var big doc
+	for i := 0; i < 1000; i++ {
+		big.Cells = append(big.Cells, item{ID: fmt.Sprintf(`,{"id":%d`, i), N: i, Tags: map[string]string{"k": "],\n    {"}})
+	}
+	compact, _ := json.Marshal(big)
+	indented, _ := json.MarshalIndent(big, "", "  ")
+	for _, b := range [][]byte{compact, indented} {
+		open := bytes.IndexByte(b, '[')
+		for k := 2; k <= 8; k++ {
+			elems, _, ok := parallel(b, open, k)
+			if !ok || len(elems) != len(big.Cells) {
+				t.Fatalf("%.40s...: %d parts not taken (ok %v, %d elements)", b, k, ok, len(elems))
+			}
+		}
+		checkParts(t, b)
+		defer func(was int) { parallelFrom = was }(parallelFrom)
+		parallelFrom = 0
+		var got doc
+		if !Unmarshal(b, "cells", &got, &got.Cells, plain) || !reflect.DeepEqual(got, big) {
+			t.Fatalf("%.40s...: did not come back as it was", b)
+		}
+	}
+}
+
+// A guess that is not an element's start is not taken: the cells array
+// here holds, deeper down, objects that start like its elements.
+func TestPartsGuessWrong(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"cells":[{"id":"a"},{"id":"b","tags":[`)
+	for i := 0; i < 100; i++ {
+		b.WriteString(`{"id":"x"},`)
+	}
+	b.WriteString(`{"id":"x"}]},{"id":"c"}]}`)
+	open := bytes.IndexByte(b.Bytes(), '[')
+	if _, _, ok := parallel(b.Bytes(), open, 2); ok {
+		t.Fatal("a guess inside an element was taken")
+	}
+	checkParts(t, b.Bytes())
 }
 
 // plain decodes elements with encoding/json.
