@@ -170,28 +170,33 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	cells := sweep.OpenCells(sroot, root)
 	defer cells.Close()
 	var wg sync.WaitGroup
-	next := make(chan int)
+	// The cells go out in runs of collectRun: one hand-over per run, not
+	// per cell.
+	const collectRun = 32
+	next := make(chan int, opts.Workers)
 	for w := 0; w < opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			in := &interner{}
-			for i := range next {
-				c := m.Cells[i]
-				files := cells.Open(c.ID)
-				started := files.IsFile(sweep.StartedFile)
-				cr := collectCell(root, files, m, c, started, opts, in)
-				files.Close()
-				v.apply(&cr, c.Topology)
-				cr.Class = classify(cr, started)
-				run.Cells[i] = cr
+			for from := range next {
+				for i := from; i < min(from+collectRun, len(m.Cells)); i++ {
+					c := m.Cells[i]
+					files := cells.Open(c.ID)
+					started := files.IsFile(sweep.StartedFile)
+					cr := collectCell(root, files, m, c, started, opts, in)
+					files.Close()
+					v.apply(&cr, c.Topology)
+					cr.Class = classify(cr, started)
+					run.Cells[i] = cr
+				}
 			}
 		}()
 	}
-	for i := range m.Cells {
-		next <- i
-		if opts.Progress != nil && i%256 == 0 {
-			opts.Progress(i, len(m.Cells))
+	for from := 0; from < len(m.Cells); from += collectRun {
+		next <- from
+		if opts.Progress != nil && from%256 == 0 {
+			opts.Progress(from, len(m.Cells))
 		}
 	}
 	close(next)
