@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -23,6 +24,9 @@ import (
 // gives. ok is false when doc did not split or did not decode; v and
 // *cells are then undefined.
 func Unmarshal[T any](doc []byte, key string, v any, cells *[]T, newDecoder func() func([]byte, *T) error) (ok bool) {
+	if len(doc) >= parallelFrom {
+		defer bulk()()
+	}
 	head, elems, null, ok := split(doc, key)
 	if !ok || json.Unmarshal(head, v) != nil {
 		return false
@@ -220,3 +224,39 @@ func parallel(doc []byte, open, k int) (elems [][]byte, end int, ok bool) {
 	}
 	return elems, parts[len(parts)-1].landed, true
 }
+
+// bulkGC is the garbage collector's percent while a large document is
+// decoded.
+const bulkGC = 400
+
+// bulk makes the garbage collector run less often while a large document
+// is decoded, and returns what restores it. Nearly all a decode allocates
+// is kept: a collection in the middle of it marks the growing result and
+// frees little, so collecting at every doubling of the heap is wasted
+// work, and fewer collections cost little memory. A percent set higher
+// (or off, GOGC=off) is left as it is; decodes at once share one change,
+// undone when the last ends.
+func bulk() (restore func()) {
+	bulkMu.Lock()
+	defer bulkMu.Unlock()
+	if bulkDecodes == 0 {
+		bulkWas = debug.SetGCPercent(bulkGC)
+		if bulkWas < 0 || bulkWas >= bulkGC {
+			debug.SetGCPercent(bulkWas)
+		}
+	}
+	bulkDecodes++
+	return func() {
+		bulkMu.Lock()
+		defer bulkMu.Unlock()
+		if bulkDecodes--; bulkDecodes == 0 {
+			debug.SetGCPercent(bulkWas)
+		}
+	}
+}
+
+var (
+	bulkMu      sync.Mutex
+	bulkDecodes int // decodes under way
+	bulkWas     int // the percent before the first of them
+)

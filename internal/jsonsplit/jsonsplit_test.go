@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
@@ -169,5 +170,30 @@ func TestSpans(t *testing.T) {
 		if next != c.n || len(got) > max(1, c.k) {
 			t.Fatalf("spans(%d, %d) = %v", c.n, c.k, got)
 		}
+	}
+}
+
+// A large decode collects garbage less often while it runs, and leaves
+// the collector as it found it, also when decodes overlap.
+func TestBulkRestores(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(was)
+	r1 := bulk()
+	if got := debug.SetGCPercent(bulkGC); got != bulkGC {
+		t.Fatalf("during a decode: %d%%, want %d%%", got, bulkGC)
+	}
+	r2 := bulk()
+	r1()
+	if got := debug.SetGCPercent(bulkGC); got != bulkGC {
+		t.Fatalf("while a second decode runs: %d%%, want %d%%", got, bulkGC)
+	}
+	r2()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("after: %d%%, want 100%%", got)
+	}
+	debug.SetGCPercent(-1)
+	bulk()()
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Fatalf("GOGC=off became %d%%", got)
 	}
 }
