@@ -53,3 +53,23 @@ func BenchmarkResultsFile(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// BenchmarkDecodeResults decodes the collected run's results.json, as
+// report and compare read it.
+func BenchmarkDecodeResults(b *testing.B) {
+	run, err := Collect(benchSweep(), CollectOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := encodeRun(&buf, run); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeRun(buf.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
