@@ -239,7 +239,27 @@ func (s *scanner) evidence(depth int, r *Result) bool {
 
 // isCellID is the pattern ^[0-9a-f]{12}$.
 func isCellID(v string) bool {
-	return len(v) == 12 && strings.Trim(v, "0123456789abcdef") == ""
+	return len(v) == 12 && isLowerHex(v)
+}
+
+// isLowerHex says whether v is only 0-9 and a-f.
+func isLowerHex(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDigits says whether v is only 0-9.
+func isDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isCaseID is the pattern ^[A-Za-z0-9_.-]+$.
@@ -263,7 +283,7 @@ func isDigestOrEmpty(v string) bool {
 		return true
 	}
 	hex, ok := strings.CutPrefix(v, "sha256:")
-	return ok && len(hex) == 64 && strings.Trim(hex, "0123456789abcdef") == ""
+	return ok && len(hex) == 64 && isLowerHex(hex)
 }
 
 // isDateTime accepts the RFC 3339 date-times of the form
@@ -271,15 +291,14 @@ func isDigestOrEmpty(v string) bool {
 // seconds below 60: a subset of what the schema's "date-time" format
 // accepts; the rest (t, z, a leap second) is the reference's to decide.
 func isDateTime(v string) bool {
-	digits := func(s string) bool { return strings.Trim(s, "0123456789") == "" }
-	if len(v) < 20 || v[10] != 'T' || !digits(v[:4]) || !digits(v[5:7]) || !digits(v[8:10]) {
+	if len(v) < 20 || v[10] != 'T' || !isDigits(v[:4]) || !isDigits(v[5:7]) || !isDigits(v[8:10]) {
 		return false
 	}
 	if _, err := time.Parse("2006-01-02", v[:10]); err != nil {
 		return false
 	}
 	t := v[11:]
-	if t[2] != ':' || t[5] != ':' || !digits(t[:2]) || !digits(t[3:5]) || !digits(t[6:8]) || t[:2] > "23" || t[3:5] > "59" || t[6:8] > "59" {
+	if t[2] != ':' || t[5] != ':' || !isDigits(t[:2]) || !isDigits(t[3:5]) || !isDigits(t[6:8]) || t[:2] > "23" || t[3:5] > "59" || t[6:8] > "59" {
 		return false
 	}
 	t = t[8:]
@@ -293,5 +312,5 @@ func isDateTime(v string) bool {
 	if t == "Z" {
 		return true
 	}
-	return len(t) == 6 && (t[0] == '+' || t[0] == '-') && t[3] == ':' && digits(t[1:3]) && digits(t[4:6]) && t[1:3] <= "23" && t[4:6] <= "59"
+	return len(t) == 6 && (t[0] == '+' || t[0] == '-') && t[3] == ':' && isDigits(t[1:3]) && isDigits(t[4:6]) && t[1:3] <= "23" && t[4:6] <= "59"
 }
