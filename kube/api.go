@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,21 +32,19 @@ type api interface {
 
 // The two API groups kvsweep uses, and nothing else: client-go's
 // clientset registers every group of Kubernetes at start-up, which every
-// kvsweep command would pay for.
-var (
-	scheme     = runtime.NewScheme()
-	codecs     = serializer.NewCodecFactory(scheme)
-	parameters = runtime.NewParameterCodec(scheme)
-)
-
-func init() {
+// kvsweep command would pay for. They are registered when first needed:
+// at start-up they cost every command 1.2 ms, also those that never talk
+// to Kubernetes.
+var codecs = sync.OnceValues(func() (serializer.CodecFactory, runtime.ParameterCodec) {
+	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{batchv1.AddToScheme, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
 	}
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-}
+	return serializer.NewCodecFactory(scheme), runtime.NewParameterCodec(scheme)
+})
 
 // restAPI is api over client-go's REST clients of the core and batch
 // groups, sharing one HTTP client.
@@ -59,7 +58,8 @@ func newREST(rc *rest.Config) (*restAPI, error) {
 	client := func(gv schema.GroupVersion, path string) (*rest.RESTClient, error) {
 		c := rest.CopyConfig(rc)
 		c.GroupVersion, c.APIPath = &gv, path
-		c.NegotiatedSerializer = codecs.WithoutConversion()
+		cf, _ := codecs()
+		c.NegotiatedSerializer = cf.WithoutConversion()
 		return rest.RESTClientForConfigAndClient(c, hc)
 	}
 	core, err := client(corev1.SchemeGroupVersion, "/api")
@@ -75,6 +75,9 @@ func newREST(rc *rest.Config) (*restAPI, error) {
 
 func selected(sel string) *metav1.ListOptions { return &metav1.ListOptions{LabelSelector: sel} }
 
+// parameters encodes query options.
+func parameters() runtime.ParameterCodec { _, p := codecs(); return p }
+
 var background = metav1.DeletePropagationBackground
 
 func (a *restAPI) CreateJob(ctx context.Context, job *batchv1.Job) error {
@@ -89,13 +92,13 @@ func (a *restAPI) GetJob(ctx context.Context, ns, name string) (*batchv1.Job, er
 
 func (a *restAPI) ListJobs(ctx context.Context, ns, sel string) ([]batchv1.Job, error) {
 	var l batchv1.JobList
-	err := a.batch.Get().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters).Do(ctx).Into(&l)
+	err := a.batch.Get().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters()).Do(ctx).Into(&l)
 	return l.Items, err
 }
 
 func (a *restAPI) ListPods(ctx context.Context, ns, sel string) ([]corev1.Pod, error) {
 	var l corev1.PodList
-	err := a.core.Get().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters).Do(ctx).Into(&l)
+	err := a.core.Get().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters()).Do(ctx).Into(&l)
 	return l.Items, err
 }
 
@@ -113,11 +116,11 @@ func (a *restAPI) DeletePod(ctx context.Context, ns, name string) error {
 }
 
 func (a *restAPI) DeleteJobs(ctx context.Context, ns, sel string) error {
-	return a.batch.Delete().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters).
+	return a.batch.Delete().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters()).
 		Body(&metav1.DeleteOptions{PropagationPolicy: &background}).Do(ctx).Error()
 }
 
 func (a *restAPI) DeletePods(ctx context.Context, ns, sel string) error {
-	return a.core.Delete().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters).
+	return a.core.Delete().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters()).
 		Body(&metav1.DeleteOptions{}).Do(ctx).Error()
 }
