@@ -348,7 +348,7 @@ func TestCorruptInputs(t *testing.T) {
 	for _, c := range run.Cells {
 		switch c.Name {
 		case "vllm-aggregated-qwen3.5-4b-sim-fail-case-tc-04":
-			if c.Outcome != Invalid || c.Detail != "result.json: at /: missing property 'cases'" {
+			if c.Outcome != Invalid || c.Detail != "result.json: at /: required property 'cases' is missing" {
 				t.Errorf("missing field: %s %q", c.Outcome, c.Detail)
 			}
 		case "vllm-aggregated-qwen3.5-4b-sim-pass":

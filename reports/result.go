@@ -5,14 +5,14 @@
 package reports
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/kaptinlin/jsonschema"
 
 	"github.com/kvsweep/kvsweep/provenance"
 )
@@ -87,17 +87,9 @@ var (
 
 func compiled() (*jsonschema.Schema, error) {
 	schemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
-		if err != nil {
-			schemaErr = err
-			return
-		}
 		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if schemaErr = c.AddResource("result.v1.json", doc); schemaErr != nil {
-			return
-		}
-		schema, schemaErr = c.Compile("result.v1.json")
+		c.SetAssertFormat(true)
+		schema, schemaErr = c.Compile(schemaJSON)
 	})
 	return schema, schemaErr
 }
@@ -134,16 +126,30 @@ func parseResultRef(b []byte) (*Result, error) {
 			return nil, &PointerError{Pointer: "/schema_version", Msg: fmt.Sprintf("version %v is not supported (expected %d)", v, SchemaVersion)}
 		}
 	}
-	sch, err := compiled()
-	if err != nil {
-		return nil, fmt.Errorf("result schema: %v", err)
-	}
-	if err := sch.Validate(doc); err != nil {
-		return nil, validationMessage(err)
+	if err := validateTree(doc); err != nil {
+		return nil, err
 	}
 	// The validated tree has the shape the schema promises; converting it
 	// costs far less than parsing the bytes a second time.
 	return fromDoc(doc.(map[string]any)), nil
+}
+
+// validateTree checks a document decodeJSON read against the schema.
+func validateTree(doc any) error {
+	sch, err := compiled()
+	if err != nil {
+		return fmt.Errorf("result schema: %v", err)
+	}
+	// The validator reads the document itself: it is given the tree as
+	// decodeJSON has it (invalid UTF-8 replaced, as encoding/json does).
+	canon, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if res := sch.ValidateJSON(canon); !res.IsValid() {
+		return validationMessage(res)
+	}
+	return nil
 }
 
 func str(v any) string {
@@ -218,26 +224,53 @@ func fromDoc(m map[string]any) *Result {
 	return r
 }
 
-// validationMessage reduces a schema error to its first leaf: "at
-// /cases/0/verdict: value must be one of ...".
-func validationMessage(err error) error {
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return err
+// validationMessage reduces a failed validation to one error: from the
+// top, an error of the level's own (a required member missing, a value
+// not allowed) where the level has one, else the first failing member
+// or item, and so on down: "at /cases/0/verdict: value MAYBE should be one
+// of the allowed values: PASS, FAIL, SKIP, ERROR". Where more than one
+// fails, the choice is the same every time.
+func validationMessage(res *jsonschema.EvaluationResult) error {
+	ptr, msg := "", "does not match the schema"
+	for r := res; r != nil; {
+		ptr += r.InstanceLocation
+		var own, applied []string
+		for k := range r.Errors {
+			if applicators[k] {
+				applied = append(applied, k)
+			} else {
+				own = append(own, k)
+			}
+		}
+		if len(own) > 0 {
+			msg = r.Errors[slices.Min(own)].Error()
+			break
+		}
+		if len(applied) > 0 {
+			msg = r.Errors[slices.Min(applied)].Error()
+		}
+		var next *jsonschema.EvaluationResult
+		for _, d := range r.Details {
+			if !d.Valid && (next == nil || d.InstanceLocation < next.InstanceLocation) {
+				next = d
+			}
+		}
+		r = next
 	}
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		msg := u.Error.String()
-		if strings.HasPrefix(msg, "validation failed") || strings.Contains(msg, "doesn't validate with") {
-			continue
-		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
-		return &PointerError{Pointer: loc, Msg: msg}
+	if ptr == "" {
+		ptr = "/"
 	}
-	return err
+	if msg != "" {
+		msg = strings.ToLower(msg[:1]) + msg[1:]
+	}
+	return &PointerError{Pointer: ptr, Msg: msg}
+}
+
+// applicators are the keywords whose error only says that a member or
+// item below failed; the error that says why is further down.
+var applicators = map[string]bool{
+	"properties": true, "additionalProperties": true, "patternProperties": true,
+	"items": true, "prefixItems": true, "contains": true, "$ref": true,
+	"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+	"dependentSchemas": true, "propertyNames": true, "unevaluatedProperties": true, "unevaluatedItems": true,
 }

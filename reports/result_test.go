@@ -6,7 +6,7 @@ func TestParseResultErrors(t *testing.T) {
 	tests := map[string]string{
 		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [{"id": "TC-01", "verdict": "MAYBE"}]}`:                                     "at /cases/0/verdict: ",
 		`{"schema_version": 2, "cell_id": "ac432f5e3d61", "cases": []}`:                                                                        "at /schema_version: version 2 is not supported (expected 1)",
-		`{"schema_version": 1, "cases": []}`:                                                                                                   "at /: missing property 'cell_id'",
+		`{"schema_version": 1, "cases": []}`:                                                                                                   "at /: required property 'cell_id' is missing",
 		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [{"id": "TC-01", "verdict": "PASS", "metrics": {"x": {"value": "fast"}}}]}`: "at /cases/0/metrics/x/value: ",
 		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [], "evidence": ["../../etc/passwd"]}`:                                      "at /evidence/0: ",
 		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [`:                                                                          "not JSON: ",

@@ -29,12 +29,12 @@ var forbidden = map[string][]string{
 // pull in: BuildKit and the registry client belong to imagebuild, etcd to
 // coord.
 var heavy = map[string][]string{
-	"github.com/moby/buildkit":                 {"imagebuild"},
-	"github.com/google/go-containerregistry":   {"imagebuild"},
-	"go.etcd.io/etcd/client/v3":                {"coord"},
-	"github.com/santhosh-tekuri/jsonschema/v6": {"reports"},
-	"k8s.io/client-go":                         {"kube"},
-	"k8s.io/api":                               {"kube", "kubejob"},
+	"github.com/moby/buildkit":               {"imagebuild"},
+	"github.com/google/go-containerregistry": {"imagebuild"},
+	"go.etcd.io/etcd/client/v3":              {"coord"},
+	"github.com/kaptinlin/jsonschema":        {"reports"},
+	"k8s.io/client-go":                       {"kube"},
+	"k8s.io/api":                             {"kube", "kubejob"},
 }
 
 func deps(t *testing.T, pkg string) []string {
