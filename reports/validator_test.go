@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"os"
 	"sync"
 	"testing"
 
@@ -45,6 +46,37 @@ func FuzzValidatorsAgree(f *testing.F) {
 		theirs := other.Validate(doc)
 		if (ours == nil) != (theirs == nil) {
 			t.Fatalf("%q: kvsweep's validator says %v, santhosh-tekuri says %v", b, ours, theirs)
+		}
+	})
+}
+
+// BenchmarkValidators validates one sample result against the schema with
+// each implementation (the path a refused or unusual file takes).
+func BenchmarkValidators(b *testing.B) {
+	raw, err := os.ReadFile("../examples/results/phase1.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := decodeJSON(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("kaptinlin", func(b *testing.B) {
+		for b.Loop() {
+			if err := validateTree(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("santhosh-tekuri", func(b *testing.B) {
+		other, err := santhoshSchema()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := other.Validate(doc); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
