@@ -61,12 +61,22 @@ schema=reports/schema/result.v1.json
 has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
 [ "${PYSCHEMA:-1}" = 1 ] || has_jsonschema=no
 RUNS=${RUNS:-5}
-for _ in $(seq "$RUNS"); do
-	measure kvsweep bash -c kv
-	measure python python3 bench/collect_py.py "$work/sweep"
-	if [ "$has_jsonschema" = yes ]; then
-		measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep"
-	fi
+one() {
+	case $1 in
+	kvsweep) measure kvsweep bash -c kv ;;
+	python) measure python python3 bench/collect_py.py "$work/sweep" ;;
+	pyschema) [ "$has_jsonschema" = no ] || measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep" ;;
+	esac
+}
+# The order turns each round, so that no program is always measured
+# right after the same one.
+for r in $(seq "$RUNS"); do
+	case $((r % 3)) in
+	1) order="kvsweep python pyschema" ;;
+	2) order="python pyschema kvsweep" ;;
+	0) order="pyschema kvsweep python" ;;
+	esac
+	for p in $order; do one "$p"; done
 done
 # A faster wrong answer must not pass: kvsweep's rows (from report --format
 # csv) and the script's, cell by case by metric, must be the same.
