@@ -104,7 +104,7 @@ func split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) 
 
 // parallelFrom is the size of array from which elements looks for its
 // elements on every CPU; a variable for the tests.
-var parallelFrom = 1 << 20
+var parallelFrom = 256 << 10
 
 // elements steps s over the array that comes next and returns its
 // elements. A large one is cut into a part per CPU, each stepped over on
