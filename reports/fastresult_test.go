@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -161,4 +162,24 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// A parsed result keeps nothing of the bytes it was read from: collect
+// reads every result.json of a worker into one buffer.
+func TestResultOutlivesItsBytes(t *testing.T) {
+	for _, seed := range fastResultSeeds(t) {
+		want, wantErr := parseResult(bytes.Clone(seed), &interner{})
+		b := bytes.Clone(seed)
+		got, err := parseResult(b, &interner{})
+		var msg string
+		if err != nil {
+			msg = err.Error()
+		}
+		for i := range b {
+			b[i] = 'x'
+		}
+		if !reflect.DeepEqual(got, want) || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != msg) {
+			t.Errorf("%q: after its bytes were overwritten:\n%#v %v\nwant %#v %v", seed, got, err, want, wantErr)
+		}
+	}
 }

@@ -71,12 +71,13 @@ func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readChecked(fi.Mode(), fi.Size(), f.Read, rel, max)
+	return readChecked(fi.Mode(), fi.Size(), f.Read, rel, max, nil)
 }
 
 // readChecked reads an open file of that mode and size through read,
-// refusing anything but a regular file of at most max bytes.
-func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), rel string, max int64) ([]byte, error) {
+// refusing anything but a regular file of at most max bytes; into, when
+// it has room, holds what is read.
+func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), rel string, max int64, into []byte) ([]byte, error) {
 	if !mode.IsRegular() {
 		return nil, &RefusedError{rel, "is a " + kind(mode) + ", not a regular file"}
 	}
@@ -84,7 +85,10 @@ func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), r
 		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(size), Size(max))}
 	}
 	// Sized from the stat, with a byte to spare to see the end.
-	buf := make([]byte, 0, size+1)
+	buf := into[:0]
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+1)
+	}
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > max {
@@ -249,6 +253,13 @@ func (c *CellFiles) cellRoot() (*os.Root, error) {
 
 // ReadFile reads name (slash-separated, inside the cell directory).
 func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
+	return c.ReadFileInto(name, max, nil)
+}
+
+// ReadFileInto is ReadFile reading into buf when it has room: what it
+// returns may be buf's array, which the caller reuses only when nothing
+// kept refers to it.
+func (c *CellFiles) ReadFileInto(name string, max int64, buf []byte) ([]byte, error) {
 	if c.fd < 0 {
 		switch {
 		case errors.Is(c.err, fs.ErrNotExist) || errors.Is(c.err, fs.ErrPermission):
@@ -266,7 +277,7 @@ func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
 		fd, err := unix.Openat(c.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		switch {
 		case err == nil:
-			return readFD(fd, c.prefix+name, max)
+			return readFD(fd, c.prefix+name, max, buf)
 		case errors.Is(err, unix.ENOENT):
 			return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
 		}
@@ -279,8 +290,9 @@ func (c *CellFiles) ReadFile(name string, max int64) ([]byte, error) {
 	return readIn(root, filepath.FromSlash(name), c.dir, c.prefix+name, max)
 }
 
-// readFD is readIn of a file open as fd, which it closes.
-func readFD(fd int, rel string, max int64) ([]byte, error) {
+// readFD is readIn of a file open as fd, which it closes, into buf when
+// it has room.
+func readFD(fd int, rel string, max int64, buf []byte) ([]byte, error) {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -300,7 +312,7 @@ func readFD(fd int, rel string, max int64) ([]byte, error) {
 			}
 			return n, nil
 		}
-	}, rel, max)
+	}, rel, max, buf)
 }
 
 // statMode is the type bits of a stat's mode as an fs.FileMode.
