@@ -9,21 +9,9 @@ import (
 // StepSummaryLimit is GitHub's limit on a job's step summary.
 const StepSummaryLimit = 1 << 20
 
-// budget keeps the rows of a markdown table that fit in limit bytes (by
-// their cell widths), so a huge sweep is not laid out only to be cut; the
-// second result is how many rows were left out. Other formats keep all.
-func budget(format string, rows [][]string, limit int) ([][]string, int) {
-	f := fitter{format: format, limit: limit}
-	for i, r := range rows {
-		if !f.fits(r) {
-			return rows[:i], len(rows) - i
-		}
-	}
-	return rows, 0
-}
-
-// fitter is budget one row at a time, for tables whose rows are made
-// only while they fit.
+// fitter keeps the rows of a markdown table that fit in limit bytes (by
+// their cell widths), one row at a time, so a huge sweep's rows are made
+// and laid out only while they fit. Other formats keep all.
 type fitter struct {
 	format string
 	limit  int
@@ -52,7 +40,7 @@ func (f *fitter) fits(r []string) bool {
 	return true
 }
 
-// cutNote says what budget left out.
+// cutNote says what a fitter left out.
 func cutNote(b *bytes.Buffer, cut int) {
 	if cut > 0 {
 		fmt.Fprintf(b, "\n> **Truncated:** %d more rows were cut to fit GitHub's 1 MiB step-summary limit. The CSV or JSON report (`--format csv|json`) has everything.\n", cut)

@@ -118,11 +118,17 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		}
 		fmt.Fprintf(&b, "%d cells: %s\n\n", len(r.Cells), r.CountsLine())
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
-		rows := make([][]string, len(r.Cells))
-		for i, c := range r.Cells {
-			rows[i] = append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.revisions())
+		// Only the rows that fit are made.
+		grid := fitter{format: format, limit: StepSummaryLimit / 2}
+		var rows [][]string
+		for _, c := range r.Cells {
+			row := append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.revisions())
+			if !grid.fits(row) {
+				break
+			}
+			rows = append(rows, row)
 		}
-		rows, cut := budget(format, rows, StepSummaryLimit/2)
+		cut := len(r.Cells) - len(rows)
 		if err := table.Write(&b, table.Format(format), header, rows); err != nil {
 			return err
 		}
