@@ -178,13 +178,13 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &cellReader{in: &interner{}}
+			reader := &cellReader{in: &interner{}}
 			for from := range next {
 				for i := from; i < min(from+collectRun, len(m.Cells)); i++ {
 					c := m.Cells[i]
 					files := cells.Open(c.ID)
 					started := files.IsFile(sweep.StartedFile)
-					cr := collectCell(root, files, m, c, started, opts, w)
+					cr := collectCell(root, files, m, c, started, opts, reader)
 					files.Close()
 					v.apply(&cr, c.Topology)
 					cr.Class = classify(cr, started)
@@ -212,7 +212,6 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	return run, nil
 }
 
-// collectCell reads one cell; started says whether its harness started.
 // cellReader is what one collect worker reuses from cell to cell: the
 // interner of the strings results repeat, and the buffer result.json is
 // read into (a 10,000-cell sweep is 27 MB of result files; parsing keeps
@@ -235,6 +234,8 @@ func (w *cellReader) readResult(files *sweep.CellFiles, max int64) ([]byte, erro
 	return b, err
 }
 
+// collectCell reads one cell through the worker's reader w; started says
+// whether its harness started.
 func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions, w *cellReader) CellResult {
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: Image{Ref: image}}

@@ -388,12 +388,17 @@ func (s *Scanner) Str() (string, bool) {
 
 // Num reads a number that comes next, as the reference converts it.
 func (s *Scanner) Num() (float64, bool) {
+	_, f, ok := s.nextNumber()
+	return f, ok
+}
+
+// nextNumber is numberView of the number that comes next, after blanks.
+func (s *Scanner) nextNumber() (raw string, f float64, ok bool) {
 	s.Space()
 	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
-		return 0, false
+		return "", 0, false
 	}
-	_, f, ok := s.numberView()
-	return f, ok
+	return s.numberView()
 }
 
 // StrList reads an array of strings (an empty one is not nil).
@@ -420,11 +425,7 @@ func (s *Scanner) StrMap(depth int) (map[string]string, bool) {
 
 // Integer reads a plain integer (what encoding/json puts in an int).
 func (s *Scanner) Integer() (int, bool) {
-	s.Space()
-	if s.i >= len(s.b) || (s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9')) {
-		return 0, false
-	}
-	raw, _, ok := s.numberView()
+	raw, _, ok := s.nextNumber()
 	if !ok {
 		return 0, false
 	}

@@ -102,8 +102,9 @@ func split(doc []byte, key string) (head []byte, elems [][]byte, null, ok bool) 
 	return head, elems, null, true
 }
 
-// parallelFrom is the size of array from which elements looks for its
-// elements on every CPU; a variable for the tests.
+// parallelFrom is the size from which a document is decoded in bulk: its
+// array stepped over on every CPU (elements) and the collector running
+// less often (bulk); a variable for the tests.
 var parallelFrom = 256 << 10
 
 // elements steps s over the array that comes next and returns its

@@ -146,6 +146,12 @@ func TestPartsGuessWrong(t *testing.T) {
 	}
 	b.WriteString(`{"id":"x"}]},{"id":"c"}]}`)
 	open := bytes.IndexByte(b.Bytes(), '[')
+	// The premise: past the middle, the mark is found only inside the
+	// second element, so the guess for the second part is made there.
+	doc, mid := b.Bytes(), b.Len()/2
+	if at := bytes.Index(doc[mid:], []byte(`,{"id":`)); at < 0 || mid+at > bytes.LastIndex(doc, []byte(`]},{"id":"c"}`)) {
+		t.Fatal("the document does not put the guess inside an element")
+	}
 	if _, _, ok := parallel(b.Bytes(), open, 2); ok {
 		t.Fatal("a guess inside an element was taken")
 	}
