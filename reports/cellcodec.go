@@ -34,7 +34,7 @@ func cellDecoder() func([]byte, *CellResult) error {
 // null, a number where an int goes that is not a plain integer, data
 // after the object) gives up with ok false.
 func decodeCell(b []byte, in *interner) (cr CellResult, ok bool) {
-	s := scanner{jsonscan.New(b, in)}
+	s := scanner{Scanner: jsonscan.New(b, in)}
 	ok = s.Fields(0, func(key string, depth int) bool {
 		var ok bool
 		switch key {
@@ -120,9 +120,9 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 			case "message":
 				c.Message, ok = s.Str()
 			case "metrics":
-				c.Metrics = map[string]Metric{}
+				s.read = s.read[:0]
 				ok = s.Members(depth, func(name string, depth int) bool {
-					var m Metric
+					m := Metric{Name: name}
 					ok := s.Fields(depth, func(key string, _ int) bool {
 						var ok bool
 						switch key {
@@ -135,9 +135,12 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 						}
 						return ok
 					})
-					c.Metrics[name] = m
+					s.read = append(s.read, m)
 					return ok
 				})
+				if c.Metrics = sortedMetrics(s.read); c.Metrics == nil {
+					c.Metrics = Metrics{} // as encoding/json decodes {}
+				}
 			}
 			return ok
 		})
@@ -289,20 +292,11 @@ func appendCase(b []byte, c *Case) ([]byte, bool) {
 	b = appendOptStr(b, "message", c.Message)
 	if len(c.Metrics) > 0 {
 		b = append(b, `,"metrics":{`...)
-		// Sorted as encoding/json sorts map keys; a case's few names fit
-		// the array, so sorting them allocates nothing.
-		var buf [16]string
-		names := buf[:0]
-		for name := range c.Metrics {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for i, name := range names {
-			m := c.Metrics[name]
+		for i, m := range c.Metrics {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendStr(b, name)
+			b = appendStr(b, m.Name)
 			b = append(b, `:{"value":`...)
 			var ok bool
 			if b, ok = appendFloat(b, m.Value); !ok {

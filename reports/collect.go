@@ -501,7 +501,7 @@ func (v *validity) apply(cr *CellResult, topology string) {
 		}
 		rs := append(append([]rules.Rule(nil), v.cases[cs.ID]...), v.topologies[topology]...)
 		why := rules.Check(rs, func(name string) (float64, bool) {
-			m, ok := cs.Metrics[name]
+			m, ok := cs.Metrics.Get(name)
 			return m.Value, ok
 		})
 		if why != "" {

@@ -167,9 +167,9 @@ func gather(runs []*Run, ignore []string) *side {
 				if s.metrics[key][cs.ID] == nil {
 					s.metrics[key][cs.ID] = map[string][]float64{}
 				}
-				for name, m := range cs.Metrics {
-					s.metrics[key][cs.ID][name] = append(s.metrics[key][cs.ID][name], m.Value)
-					s.meta[cs.ID+"/"+name] = m
+				for _, m := range cs.Metrics {
+					s.metrics[key][cs.ID][m.Name] = append(s.metrics[key][cs.ID][m.Name], m.Value)
+					s.meta[cs.ID+"/"+m.Name] = m
 				}
 			}
 			for _, id := range c.Planned {

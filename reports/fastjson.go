@@ -19,7 +19,10 @@ func fastDecode(b []byte) (v any, ok bool) {
 }
 
 // scanner is jsonscan's, with the readers of reports' own documents.
-type scanner struct{ jsonscan.Scanner }
+type scanner struct {
+	jsonscan.Scanner
+	read []Metric // a case's metrics as read, before sortedMetrics
+}
 
 // interner shares strings among the results one worker reads.
 type interner = jsonscan.Interner

@@ -22,7 +22,7 @@ import (
 // FuzzFastResult holds the two to the same answers, and
 // TestFastResultSchemaUnchanged makes a change of the schema come here.
 func fastResult(b []byte, in *interner) (r *Result, ok bool) {
-	s := scanner{jsonscan.New(b, in)}
+	s := scanner{Scanner: jsonscan.New(b, in)}
 	r = &Result{SchemaVersion: SchemaVersion}
 	var version, cell, cases bool
 	ok = s.Fields(0, func(key string, depth int) bool {
@@ -197,9 +197,9 @@ func (s *scanner) cases(depth int, r *Result) bool {
 // metrics: objects with a number value, a string unit and a direction,
 // and nothing else (additionalProperties false).
 func (s *scanner) metrics(depth int, c *Case) bool {
-	ms := map[string]Metric{}
+	s.read = s.read[:0]
 	ok := s.Members(depth, func(name string, depth int) bool {
-		var m Metric
+		m := Metric{Name: name}
 		var value bool
 		ok := s.Fields(depth, func(key string, _ int) bool {
 			var ok bool
@@ -215,12 +215,10 @@ func (s *scanner) metrics(depth int, c *Case) bool {
 			}
 			return ok
 		})
-		ms[name] = m
+		s.read = append(s.read, m)
 		return ok && value
 	})
-	if len(ms) > 0 {
-		c.Metrics = ms
-	}
+	c.Metrics = sortedMetrics(s.read)
 	return ok
 }
 

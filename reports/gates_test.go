@@ -22,7 +22,7 @@ func gateRun(id string, topologies []string, cases ...string) *Run {
 		c := CellResult{CellID: tp, Name: "vllm-" + tp, Params: map[string]string{"engine": "vllm", "topology": tp, "geometry": "g"},
 			Planned: cases, Outcome: OK, Image: Image{SourceRevisions: &provenance.SourceRevisions{}}}
 		for _, cs := range cases {
-			c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: map[string]Metric{"ttft_ms": {Value: 100, Direction: "lower"}}})
+			c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: Metrics{{Name: "ttft_ms", Value: 100, Direction: "lower"}}})
 		}
 		r.Cells = append(r.Cells, c)
 	}
@@ -97,7 +97,7 @@ func TestVerdictsOnly(t *testing.T) {
 	for _, r := range []*Run{base, cand} {
 		r.Cells[1].VerdictsOnly = true
 	}
-	cand.Cells[1].Cases[0].Metrics["ttft_ms"] = Metric{Value: 900, Direction: "lower"}
+	cand.Cells[1].Cases[0].Metrics.Set(Metric{Name: "ttft_ms", Value: 900, Direction: "lower"})
 	cmp := Compare("base", []*Run{base}, "cand", []*Run{cand}, CompareOptions{Threshold: 0.05})
 	if len(cmp.Metrics) != 1 || cmp.Metrics[0].Cell != "vllm-aggregated-g" {
 		t.Errorf("compared metrics: %+v, want only the aggregated cell's", cmp.Metrics)

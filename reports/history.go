@@ -182,7 +182,7 @@ func History(runs []*Run, figures []string) []HistoryRow {
 					row.Passed++
 				}
 				for _, f := range figures {
-					if m, ok := cs.Metrics[f]; ok {
+					if m, ok := cs.Metrics.Get(f); ok {
 						samples[f] = append(samples[f], m.Value)
 						row.Units[f] = m.Unit
 					}

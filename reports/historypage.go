@@ -193,8 +193,8 @@ func historyCharts(runs []*Run, changed []string) []chartView {
 			}
 			name := cellKey(c.Params, []string{"repeat"})
 			for _, cs := range c.Cases {
-				for m, met := range cs.Metrics {
-					k := chartKey{m, cs.ID}
+				for _, met := range cs.Metrics {
+					k := chartKey{met.Name, cs.ID}
 					a := all[k]
 					if a == nil {
 						a = &acc{unit: met.Unit, dir: met.Direction, series: map[string][][]float64{}}

@@ -49,13 +49,13 @@ func historyFixture(t testing.TB, n int) []*Run {
 				}
 			}
 			for k := range c.Cases {
-				for name, m := range c.Cases[k].Metrics {
+				for j := range c.Cases[k].Metrics {
+					m := &c.Cases[k].Metrics[j]
 					f := 1 + 0.02*math.Sin(float64(i*(ci+1)))
-					if i >= change && name == "ttft_ms" {
+					if i >= change && m.Name == "ttft_ms" {
 						f *= 1.12
 					}
 					m.Value = math.Round(m.Value*f*1e4) / 1e4
-					c.Cases[k].Metrics[name] = m
 				}
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,9 +75,8 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 				cs := byID[cases[i]]
 				tc := junitCase{Name: cases[i], Classname: r.Name + "." + c.Name, Time: strconv.FormatFloat(cs.DurationS, 'f', 3, 64)}
 				total += cs.DurationS
-				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
-					m := cs.Metrics[name]
-					s.Properties = append(s.Properties, junitProperty{Name: c.Name + "/" + cases[i] + "/" + name, Value: strings.TrimSpace(num(m.Value) + " " + m.Unit)})
+				for _, m := range cs.Metrics {
+					s.Properties = append(s.Properties, junitProperty{Name: c.Name + "/" + cases[i] + "/" + m.Name, Value: strings.TrimSpace(num(m.Value) + " " + m.Unit)})
 				}
 				// A test failure is a failure; one outside the test (the
 				// node, the scheduler, the image) is an error.

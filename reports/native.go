@@ -59,10 +59,7 @@ func fromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 			if mm.Scale != 0 {
 				f *= mm.Scale
 			}
-			if cs.Metrics == nil {
-				cs.Metrics = map[string]Metric{}
-			}
-			cs.Metrics[name] = Metric{Value: f, Unit: mm.Unit, Direction: mm.Direction}
+			cs.Metrics = append(cs.Metrics, Metric{Name: name, Value: f, Unit: mm.Unit, Direction: mm.Direction})
 		}
 		r.Cases = append(r.Cases, cs)
 	}

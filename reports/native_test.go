@@ -91,10 +91,10 @@ func TestNativeResultMapping(t *testing.T) {
 		t.Fatalf("good: %s %s", good.Outcome, good.Detail)
 	}
 	tc1, tc4 := caseOf(good, "TC-01"), caseOf(good, "TC-04")
-	if tc1.Verdict != Pass || tc1.Message != "fine" || tc1.Metrics["ttft_ms"] != (Metric{Value: 183.7, Unit: "ms", Direction: "lower"}) {
+	if tc1.Verdict != Pass || tc1.Message != "fine" || get(tc1.Metrics, "ttft_ms") != (Metric{Name: "ttft_ms", Value: 183.7, Unit: "ms", Direction: "lower"}) {
 		t.Errorf("TC-01: %+v", tc1)
 	}
-	if tc4.Verdict != Fail || tc4.Metrics["ttft_ms"].Value != 250 {
+	if tc4.Verdict != Fail || get(tc4.Metrics, "ttft_ms").Value != 250 {
 		t.Errorf("TC-04: %+v", tc4)
 	}
 	for mode, want := range map[string]string{
@@ -119,7 +119,7 @@ func TestResultAdapter(t *testing.T) {
 		t.Fatalf("log-good: %s %s", good.Outcome, good.Detail)
 	}
 	tc4 := caseOf(good, "TC-04")
-	if tc4.Verdict != Pass || tc4.Metrics["replacement_serving_s"].Value != 82 || tc4.Metrics["guard_promoted_s"].Value != 1 {
+	if tc4.Verdict != Pass || get(tc4.Metrics, "replacement_serving_s").Value != 82 || get(tc4.Metrics, "guard_promoted_s").Value != 1 {
 		t.Errorf("TC-04: %+v", tc4)
 	}
 	bad := cells["log-bad"]

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,9 +149,8 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		rows:
 			for _, c := range r.Cells {
 				for _, cs := range c.Cases {
-					for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
-						m := cs.Metrics[name]
-						row := []string{c.Name, cs.ID, name, num(m.Value), m.Unit, better(m.Direction)}
+					for _, m := range cs.Metrics {
+						row := []string{c.Name, cs.ID, m.Name, num(m.Value), m.Unit, better(m.Direction)}
 						if !fit.fits(row) {
 							break rows
 						}
@@ -195,9 +193,8 @@ func writeSummaryCSV(w io.Writer, runs []*Run) error {
 					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], "", "", "", ""), tail...))
 					continue
 				}
-				for _, name := range slices.Sorted(maps.Keys(cs.Metrics)) {
-					m := cs.Metrics[name]
-					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], name, num(m.Value), m.Unit, m.Direction), tail...))
+				for _, m := range cs.Metrics {
+					_ = cw.Write(append(append(append([]string{}, base...), id, verdicts[i], m.Name, num(m.Value), m.Unit, m.Direction), tail...))
 				}
 			}
 		}

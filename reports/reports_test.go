@@ -244,8 +244,8 @@ func TestStepSummaryOf1000Cells(t *testing.T) {
 				Params:  map[string]string{"engine": "vllm", "topology": "aggregated", "geometry": "qwen3.5-4b", "n": fmt.Sprint(i)},
 				Planned: cases, Outcome: OK}
 			for _, cs := range cases {
-				c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: map[string]Metric{
-					"ttft_ms": {Value: 100 * f, Unit: "ms", Direction: "lower"}, "throughput_tok_s": {Value: 2000 / f, Unit: "tok/s", Direction: "higher"}}})
+				c.Cases = append(c.Cases, Case{ID: cs, Verdict: Pass, Metrics: Metrics{
+					{Name: "throughput_tok_s", Value: 2000 / f, Unit: "tok/s", Direction: "higher"}, {Name: "ttft_ms", Value: 100 * f, Unit: "ms", Direction: "lower"}}})
 			}
 			r.Cells = append(r.Cells, c)
 		}

@@ -8,6 +8,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -57,15 +58,16 @@ type SlurmInfo struct {
 
 // Case is one test case of a cell.
 type Case struct {
-	ID        string            `json:"id"`
-	Verdict   string            `json:"verdict"`
-	DurationS float64           `json:"duration_s,omitempty"`
-	Message   string            `json:"message,omitempty"`
-	Metrics   map[string]Metric `json:"metrics,omitempty"`
+	ID        string  `json:"id"`
+	Verdict   string  `json:"verdict"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Message   string  `json:"message,omitempty"`
+	Metrics   Metrics `json:"metrics,omitempty"`
 }
 
 // Metric is one measured figure; Direction says which way is better.
 type Metric struct {
+	Name      string  `json:"-"` // its key in the case's metrics
 	Value     float64 `json:"value"`
 	Unit      string  `json:"unit,omitempty"`
 	Direction string  `json:"direction,omitempty"` // lower or higher
@@ -209,10 +211,10 @@ func fromDoc(m map[string]any) *Result {
 		cm := obj(c)
 		cs := Case{ID: str(cm["id"]), Verdict: str(cm["verdict"]), DurationS: number(cm["duration_s"]), Message: str(cm["message"])}
 		if ms := obj(cm["metrics"]); len(ms) > 0 {
-			cs.Metrics = make(map[string]Metric, len(ms))
-			for name, v := range ms {
-				mm := obj(v)
-				cs.Metrics[name] = Metric{Value: number(mm["value"]), Unit: str(mm["unit"]), Direction: str(mm["direction"])}
+			cs.Metrics = make(Metrics, 0, len(ms))
+			for _, name := range slices.Sorted(maps.Keys(ms)) {
+				mm := obj(ms[name])
+				cs.Metrics = append(cs.Metrics, Metric{Name: name, Value: number(mm["value"]), Unit: str(mm["unit"]), Direction: str(mm["direction"])})
 			}
 		}
 		r.Cases = append(r.Cases, cs)
