@@ -51,11 +51,17 @@ measure() {
 	echo $(((t1 - t0) / 1000000)) >>"$work/$name.ms"
 	cat "$work/$name.rss" >>"$work/$name.rsss"
 }
+# kvsweep collects and prints the report in one command (collect
+# --report); kvsweep2 is the same as two commands, collect then report,
+# which reads results.json back.
 kv() {
+	"$work/kvsweep" collect "$work/sweep" --no-store --scheduler local --report markdown 2>/dev/null
+}
+kv2() {
 	"$work/kvsweep" collect "$work/sweep" --no-store --scheduler local >/dev/null &&
 		"$work/kvsweep" report "$work/sweep" --format markdown
 }
-export -f kv
+export -f kv kv2
 export work
 schema=reports/schema/result.v1.json
 has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
@@ -64,6 +70,7 @@ RUNS=${RUNS:-5}
 one() {
 	case $1 in
 	kvsweep) measure kvsweep bash -c kv ;;
+	kvsweep2) measure kvsweep2 bash -c kv2 ;;
 	python) measure python python3 bench/collect_py.py "$work/sweep" ;;
 	pyschema) [ "$has_jsonschema" = no ] || measure pyschema python3 bench/collect_py.py --schema "$schema" "$work/sweep" ;;
 	esac
@@ -72,9 +79,9 @@ one() {
 # right after the same one.
 for r in $(seq "$RUNS"); do
 	case $((r % 3)) in
-	1) order="kvsweep python pyschema" ;;
-	2) order="python pyschema kvsweep" ;;
-	0) order="pyschema kvsweep python" ;;
+	1) order="kvsweep python kvsweep2 pyschema" ;;
+	2) order="python pyschema kvsweep kvsweep2" ;;
+	0) order="pyschema kvsweep2 kvsweep python" ;;
 	esac
 	for p in $order; do one "$p"; done
 done
@@ -86,6 +93,12 @@ rows = ["\t".join([r["cell"], r["case"], r["verdict"], r["metric"], r["value"]])
         for r in csv.DictReader(sys.stdin) if r["outcome"] == "OK"]
 sys.stdout.write("\n".join(sorted(rows)) + "\n")' >"$work/kvsweep.rows"
 python3 bench/collect_py.py --rows "$work/sweep" >"$work/python.rows"
+# The one-command report is the two commands' byte for byte.
+if ! cmp -s "$work/kvsweep.out" "$work/kvsweep2.out"; then
+	echo "bench/collect.sh: collect --report and collect; report print different reports:" >&2
+	diff "$work/kvsweep.out" "$work/kvsweep2.out" | head -20 >&2
+	exit 1
+fi
 if ! cmp -s "$work/kvsweep.rows" "$work/python.rows"; then
 	echo "bench/collect.sh: kvsweep and the Python script disagree:" >&2
 	diff "$work/kvsweep.rows" "$work/python.rows" | head -20 >&2
@@ -96,7 +109,8 @@ span() { sort -n "$1" | awk '{v[NR]=$1} END {printf "min %d, max %d, n=%d", v[1]
 kv_ms=$(med "$work/kvsweep.ms")
 py_ms=$(med "$work/python.ms")
 echo "results:               $((20 * REPEATS)) result.json files, $(du -sh "$work/sweep/cells" | cut -f1)"
-echo "kvsweep collect+report: median ${kv_ms} ms ($(span "$work/kvsweep.ms")), max RSS $(($(sort -n "$work/kvsweep.rsss" | tail -1) / 1024)) MiB"
+echo "kvsweep collect+report: median ${kv_ms} ms ($(span "$work/kvsweep.ms")), max RSS $(($(sort -n "$work/kvsweep.rsss" | tail -1) / 1024)) MiB (collect --report)"
+echo "  as two commands:        median $(med "$work/kvsweep2.ms") ms ($(span "$work/kvsweep2.ms")), max RSS $(($(sort -n "$work/kvsweep2.rsss" | tail -1) / 1024)) MiB (collect; report)"
 echo "python3 stdlib script:  median ${py_ms} ms ($(span "$work/python.ms")), max RSS $(($(sort -n "$work/python.rsss" | tail -1) / 1024)) MiB"
 echo "ratio:                  $(awk -v a="$py_ms" -v b="$kv_ms" 'BEGIN {printf "%.2f (python / kvsweep wall time)", a / b}')"
 if [ "$has_jsonschema" = yes ]; then

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -23,17 +24,27 @@ each, never through a link out of DIR) and gives each cell one outcome: OK,
 INVALID (with the error and its JSON path), MISSING (with the job's final
 state) or HARNESS_FAILED. Writes DIR/results.json and stores the run in the
 history store under the sweep id (collecting again replaces it). Exits 1 when
-any cell is not OK; every other cell is collected all the same.`,
+any cell is not OK; every other cell is collected all the same.
+
+--report FORMAT then prints what kvsweep report DIR --format FORMAT would,
+from the cells just read rather than from results.json read back (the
+counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
 		store := fs.String("store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", reports.DefaultMaxResultSize, "largest result.json accepted, in bytes")
 		quiet := quietFlag(fs)
+		report := fs.String("report", "", "then print the sweep's report in this format (as kvsweep report DIR --format): markdown, table, csv, json, junit or html")
 		return func(e *env, args []string) error {
 			dir, err := oneArg(args, "the sweep directory")
 			if err != nil {
 				return err
+			}
+			if *report != "" {
+				if err := oneOf("report", *report, "markdown", "table", "csv", "json", "junit", "html"); err != nil {
+					return err
+				}
 			}
 			if *noStore {
 				*store = ""
@@ -42,9 +53,18 @@ any cell is not OK; every other cell is collected all the same.`,
 			if !*quiet && isTerminal(e.stderr) {
 				opts.Progress = countBar(e, "reading results")
 			}
-			run, err := collect(e, dir, cfg, opts, *store)
+			counts := e.stdout
+			if *report != "" {
+				counts = e.stderr
+			}
+			run, err := collect(e, counts, dir, cfg, opts, *store)
 			if err != nil {
 				return err
+			}
+			if *report != "" {
+				if err := reports.WriteRuns(e.stdout, *report, []*reports.Run{run}, false, dir); err != nil {
+					return err
+				}
 			}
 			if !run.Complete() {
 				return fmt.Errorf("collection incomplete: %s", run.CountsLine())
@@ -216,7 +236,7 @@ func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err e
 // collect collects the sweep in dir with its cells' final states, writes
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts.
-func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath string) (*reports.Run, error) {
+func collect(e *env, counts io.Writer, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath string) (*reports.Run, error) {
 	m, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
@@ -237,6 +257,6 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOpti
 			fmt.Fprintf(e.stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
 		}
 	}
-	fmt.Fprintf(e.stdout, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
+	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
 	return run, nil
 }
