@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-
-	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // results.json is kvsweep's own file, but it is read back from a sweep
@@ -18,9 +16,9 @@ import (
 // cellDecoder decodes one cell of results.json, as json.Unmarshal would,
 // with its own interner: one per goroutine.
 func cellDecoder() func([]byte, *CellResult) error {
-	in := &interner{}
+	sc := &scratch{}
 	return func(b []byte, c *CellResult) error {
-		if cr, ok := decodeCell(b, in); ok {
+		if cr, ok := decodeCell(b, sc); ok {
 			*c = cr
 			return nil
 		}
@@ -33,8 +31,8 @@ func cellDecoder() func([]byte, *CellResult) error {
 // once. Anything else (another spelling encoding/json would also match,
 // null, a number where an int goes that is not a plain integer, data
 // after the object) gives up with ok false.
-func decodeCell(b []byte, in *interner) (cr CellResult, ok bool) {
-	s := scanner{Scanner: jsonscan.New(b, in)}
+func decodeCell(b []byte, sc *scratch) (cr CellResult, ok bool) {
+	s := newScanner(b, sc)
 	ok = s.Fields(0, func(key string, depth int) bool {
 		var ok bool
 		switch key {
@@ -105,10 +103,8 @@ func (s *scanner) cellImage(depth int, im *Image) bool {
 }
 
 func (s *scanner) caseList(depth int) ([]Case, bool) {
-	cases := []Case{}
-	ok := s.Elements(depth, func(depth int) bool {
-		var c Case
-		ok := s.Fields(depth, func(key string, depth int) bool {
+	return s.readCases(depth, func(depth int, c *Case) bool {
+		return s.Fields(depth, func(key string, depth int) bool {
 			var ok bool
 			switch key {
 			case "id":
@@ -120,7 +116,7 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 			case "message":
 				c.Message, ok = s.Str()
 			case "metrics":
-				s.read = s.read[:0]
+				s.metricBuf = s.metricBuf[:0]
 				ok = s.Members(depth, func(name string, depth int) bool {
 					m := Metric{Name: name}
 					ok := s.Fields(depth, func(key string, _ int) bool {
@@ -135,19 +131,16 @@ func (s *scanner) caseList(depth int) ([]Case, bool) {
 						}
 						return ok
 					})
-					s.read = append(s.read, m)
+					s.metricBuf = append(s.metricBuf, m)
 					return ok
 				})
-				if c.Metrics = sortedMetrics(s.read); c.Metrics == nil {
+				if c.Metrics = sortedMetrics(s.metricBuf); c.Metrics == nil {
 					c.Metrics = Metrics{} // as encoding/json decodes {}
 				}
 			}
 			return ok
 		})
-		cases = append(cases, c)
-		return ok
 	})
-	return cases, ok
 }
 
 func (s *scanner) attemptList(depth int) ([]Attempt, bool) {

@@ -178,7 +178,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reader := &cellReader{in: &interner{}}
+			reader := &cellReader{scratch: &scratch{}}
 			for from := range next {
 				for i := from; i < min(from+collectRun, len(m.Cells)); i++ {
 					c := m.Cells[i]
@@ -213,11 +213,12 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 }
 
 // cellReader is what one collect worker reuses from cell to cell: the
-// interner of the strings results repeat, and the buffer result.json is
-// read into (a 10,000-cell sweep is 27 MB of result files; parsing keeps
-// nothing of the bytes, so one buffer serves them all).
+// parser's scratch (the interner of the strings results repeat among
+// them), and the buffer result.json is read into (a 10,000-cell sweep is
+// 27 MB of result files; parsing keeps nothing of the bytes, so one
+// buffer serves them all).
 type cellReader struct {
-	in  *interner
+	*scratch
 	buf []byte
 }
 
@@ -315,7 +316,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		cr.Outcome, cr.Detail = Invalid, err.Error()
 		return cr
 	}
-	r, err := parseResult(b, w.in)
+	r, err := parseResult(b, w.scratch)
 	if err != nil {
 		cr.Outcome, cr.Detail = Invalid, "result.json: "+err.Error()
 		return cr

@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/provenance"
 )
 
@@ -21,8 +20,8 @@ import (
 // validator, fromDoc), which decides and says what is wrong and where.
 // FuzzFastResult holds the two to the same answers, and
 // TestFastResultSchemaUnchanged makes a change of the schema come here.
-func fastResult(b []byte, in *interner) (r *Result, ok bool) {
-	s := scanner{Scanner: jsonscan.New(b, in)}
+func fastResult(b []byte, sc *scratch) (r *Result, ok bool) {
+	s := newScanner(b, sc)
 	r = &Result{SchemaVersion: SchemaVersion}
 	var version, cell, cases bool
 	ok = s.Fields(0, func(key string, depth int) bool {
@@ -159,9 +158,8 @@ func (s *scanner) slurm(depth int, r *Result) bool {
 }
 
 func (s *scanner) cases(depth int, r *Result) bool {
-	r.Cases = []Case{}
-	return s.Elements(depth, func(depth int) bool {
-		var c Case
+	var ok bool
+	r.Cases, ok = s.readCases(depth, func(depth int, c *Case) bool {
 		var id, verdict bool
 		ok := s.Fields(depth, func(key string, depth int) bool {
 			var ok bool
@@ -181,23 +179,20 @@ func (s *scanner) cases(depth int, r *Result) bool {
 				c.Message, ok = s.Str()
 				return ok
 			case "metrics":
-				return s.metrics(depth, &c)
+				return s.metrics(depth, c)
 			}
 			_, ok = s.Value(depth)
 			return ok
 		})
-		if !ok || !id || !verdict {
-			return false
-		}
-		r.Cases = append(r.Cases, c)
-		return true
+		return ok && id && verdict
 	})
+	return ok
 }
 
 // metrics: objects with a number value, a string unit and a direction,
 // and nothing else (additionalProperties false).
 func (s *scanner) metrics(depth int, c *Case) bool {
-	s.read = s.read[:0]
+	s.metricBuf = s.metricBuf[:0]
 	ok := s.Members(depth, func(name string, depth int) bool {
 		m := Metric{Name: name}
 		var value bool
@@ -215,10 +210,10 @@ func (s *scanner) metrics(depth int, c *Case) bool {
 			}
 			return ok
 		})
-		s.read = append(s.read, m)
+		s.metricBuf = append(s.metricBuf, m)
 		return ok && value
 	})
-	c.Metrics = sortedMetrics(s.read)
+	c.Metrics = sortedMetrics(s.metricBuf)
 	return ok
 }
 

@@ -118,7 +118,7 @@ func FuzzFastResult(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, ok := fastResult(b, &interner{})
+		fast, ok := fastResult(b, &scratch{})
 		if !ok {
 			return // the reference decides
 		}
@@ -140,13 +140,13 @@ func TestFastResultTakesTheResults(t *testing.T) {
 	accepted := 0
 	for _, b := range fastResultSeeds(t) {
 		if _, err := parseResultRef(b); err != nil {
-			if _, ok := fastResult(b, &interner{}); ok {
+			if _, ok := fastResult(b, &scratch{}); ok {
 				t.Errorf("fastResult accepted %q, the reference refused it: %v", b, err)
 			}
 			continue
 		}
 		accepted++
-		if _, ok := fastResult(b, &interner{}); !ok && !containsAny(string(b), leftToRef) {
+		if _, ok := fastResult(b, &scratch{}); !ok && !containsAny(string(b), leftToRef) {
 			t.Errorf("the reference accepts %q, fastResult gave up", b)
 		}
 	}
@@ -168,9 +168,9 @@ func containsAny(s string, subs []string) bool {
 // reads every result.json of a worker into one buffer.
 func TestResultOutlivesItsBytes(t *testing.T) {
 	for _, seed := range fastResultSeeds(t) {
-		want, wantErr := parseResult(bytes.Clone(seed), &interner{})
+		want, wantErr := parseResult(bytes.Clone(seed), &scratch{})
 		b := bytes.Clone(seed)
-		got, err := parseResult(b, &interner{})
+		got, err := parseResult(b, &scratch{})
 		var msg string
 		if err != nil {
 			msg = err.Error()

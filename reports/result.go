@@ -106,10 +106,10 @@ func ParseResult(b []byte) (*Result, error) {
 	return parseResult(b, nil)
 }
 
-// parseResult is ParseResult with an interner for the strings of the
-// fast path (nil for none).
-func parseResult(b []byte, in *interner) (*Result, error) {
-	if r, ok := fastResult(b, in); ok {
+// parseResult is ParseResult with the scratch of the fast path (nil for
+// a fresh one).
+func parseResult(b []byte, sc *scratch) (*Result, error) {
+	if r, ok := fastResult(b, sc); ok {
 		return r, nil
 	}
 	return parseResultRef(b)

@@ -115,7 +115,7 @@ func TestDecodeCellTakesTheCells(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := decodeCell(b, &interner{})
+			got, ok := decodeCell(b, &scratch{})
 			if !ok {
 				t.Fatalf("decodeCell gave up on %s", b)
 			}
@@ -146,7 +146,7 @@ func FuzzDecodeCell(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, ok := decodeCell(b, &interner{})
+		got, ok := decodeCell(b, &scratch{})
 		if !ok {
 			return // encoding/json decides
 		}
@@ -215,7 +215,7 @@ func TestCellCodecCoversEveryField(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("appendCell (%v):\n%s\njson.Marshal:\n%s", err, got, want)
 	}
-	back, ok := decodeCell(want, &interner{})
+	back, ok := decodeCell(want, &scratch{})
 	if !ok {
 		t.Fatalf("decodeCell gave up on %s", want)
 	}
