@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fail"
@@ -18,11 +19,19 @@ import (
 
 // CollectDir collects the sweep in dir (see Collect), writes its
 // results.json and, unless storePath is empty, stores the run in the
-// history store there (collecting again replaces it).
-func CollectDir(dir string, opts CollectOptions, storePath string) (*Run, error) {
+// history store there (collecting again replaces it). alongside, unless
+// nil, is given the collected run while those are written (a report
+// made from it, kept until CollectDir has returned without an error); it
+// must not change the run. CollectDir returns when both are done.
+func CollectDir(dir string, opts CollectOptions, storePath string, alongside func(*Run)) (*Run, error) {
 	run, err := Collect(dir, opts)
 	if err != nil {
 		return nil, err
+	}
+	if alongside != nil {
+		var wg sync.WaitGroup
+		wg.Go(func() { alongside(run) })
+		defer wg.Wait()
 	}
 	if storePath == "" {
 		return run, WriteRun(dir, run)

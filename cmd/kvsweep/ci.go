@@ -87,7 +87,7 @@ func (o *ciOpts) run(e *env, spec string) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kvsweep ci: every cell ended: %s\n", scheduler.CountsLine(cells))
-	run, err := collect(e, e.stdout, dir, o.submit.sched, reports.CollectOptions{Ref: o.ref}, o.submit.store)
+	run, err := collect(e, dir, o.submit.sched, reports.CollectOptions{Ref: o.ref}, o.submit.store, "")
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ Needs bash and python3; no cluster, GPU or container.`,
 			if err := (&submitOpts{sched: local}).submit(e, sweepDir, nil); err != nil {
 				return err
 			}
-			run, err := collect(e, e.stdout, sweepDir, local, reports.CollectOptions{}, *store)
+			run, err := collect(e, sweepDir, local, reports.CollectOptions{}, *store, "")
 			if err != nil {
 				return err
 			}

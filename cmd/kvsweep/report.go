@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -53,18 +53,9 @@ counts line goes to stderr, so stdout is the report alone).`,
 			if !*quiet && isTerminal(e.stderr) {
 				opts.Progress = countBar(e, "reading results")
 			}
-			counts := e.stdout
-			if *report != "" {
-				counts = e.stderr
-			}
-			run, err := collect(e, counts, dir, cfg, opts, *store)
+			run, err := collect(e, dir, cfg, opts, *store, *report)
 			if err != nil {
 				return err
-			}
-			if *report != "" {
-				if err := reports.WriteRuns(e.stdout, *report, []*reports.Run{run}, false, dir); err != nil {
-					return err
-				}
 			}
 			if !run.Complete() {
 				return fmt.Errorf("collection incomplete: %s", run.CountsLine())
@@ -236,7 +227,10 @@ func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err e
 // collect collects the sweep in dir with its cells' final states, writes
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts.
-func collect(e *env, counts io.Writer, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath string) (*reports.Run, error) {
+// collect collects the sweep in dir and says how it went; with a report
+// format it then prints the run's report (made while results.json is
+// written), and the counts line goes to stderr instead of stdout.
+func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath, format string) (*reports.Run, error) {
 	m, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
@@ -248,7 +242,17 @@ func collect(e *env, counts io.Writer, dir string, cfg *scheduler.Config, opts r
 	if err != nil {
 		return nil, err
 	}
-	run, err := reports.CollectDir(dir, opts, storePath)
+	var report bytes.Buffer
+	var reportErr error
+	var alongside func(*reports.Run)
+	counts := e.stdout
+	if format != "" {
+		counts = e.stderr
+		alongside = func(run *reports.Run) {
+			reportErr = reports.WriteRuns(&report, format, []*reports.Run{run}, false, dir)
+		}
+	}
+	run, err := reports.CollectDir(dir, opts, storePath, alongside)
 	if err != nil {
 		return nil, err
 	}
@@ -258,5 +262,13 @@ func collect(e *env, counts io.Writer, dir string, cfg *scheduler.Config, opts r
 		}
 	}
 	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
+	if format != "" {
+		if reportErr != nil {
+			return nil, reportErr
+		}
+		if _, err := e.stdout.Write(report.Bytes()); err != nil {
+			return nil, err
+		}
+	}
 	return run, nil
 }
