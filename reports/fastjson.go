@@ -28,8 +28,8 @@ type scanner struct {
 // scratch is what one goroutine reuses from document to document: the
 // interner of the strings they repeat, and the slices a case list and a
 // case's metrics are read into before they are copied out at their size
-// (a case list grown from empty was four allocations, and a tenth of
-// collect's time in the profile).
+// (a case list grown from empty was four allocations per six-case result:
+// 50,000 allocations and 10 MB of a 10,000-cell collect).
 type scratch struct {
 	in        interner
 	caseBuf   []Case

@@ -13,8 +13,9 @@ import (
 // order (as encoding/json writes a map's).
 //
 // A slice, not a map: a case has a few metrics and a sweep tens of
-// thousands of cases, and a map apiece was a fifth of the time and a third
-// of the memory of reading a sweep's results.
+// thousands of cases, and a map apiece was a third of the time and of
+// the memory of decoding a 10,000-cell results.json (BenchmarkDecodeResults:
+// 87 -> 59 ms, 57 -> 37 MB).
 type Metrics []Metric
 
 // Get returns the metric called name.

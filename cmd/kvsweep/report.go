@@ -226,8 +226,7 @@ func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err e
 
 // collect collects the sweep in dir with its cells' final states, writes
 // results.json and the store (unless storePath is empty), and prints one
-// line per cell without a valid result and the counts.
-// collect collects the sweep in dir and says how it went; with a report
+// line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
 // written), and the counts line goes to stderr instead of stdout.
 func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath, format string) (*reports.Run, error) {
