@@ -265,10 +265,10 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		cr.Cluster = mk.Cluster
 	}
 	cr.Image.SourceRevisions = readRevisions(files)
-	if b, err := files.ReadFile(sweep.NoRevisionsFile, sweep.MaxMarkerSize); err == nil {
+	if b, ok := optional(files, sweep.NoRevisionsFile, sweep.MaxMarkerSize); ok {
 		cr.NoProvenance = strings.TrimSpace(string(b))
 	}
-	if b, err := files.ReadFile(sweep.MismatchFile, sweep.MaxMarkerSize); err == nil {
+	if b, ok := optional(files, sweep.MismatchFile, sweep.MaxMarkerSize); ok {
 		cr.Outcome = ProvenanceMismatch
 		cr.Detail = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", " ; ")), " ")
 		return cr
@@ -393,12 +393,24 @@ func stateClass(state string) string {
 // readRevisions reads the source-revisions.json the job copied out of the
 // image into the cell directory; nil when there is none or it is not one.
 func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
-	b, err := files.ReadFile(sweep.RevisionsFile, sweep.MaxRevisionsSize)
-	if err != nil {
+	b, ok := optional(files, sweep.RevisionsFile, sweep.MaxRevisionsSize)
+	if !ok {
 		return nil
 	}
 	rv, _ := provenance.Parse(b)
 	return rv
+}
+
+// optional reads name, a marker most cells do not have, when the cell's
+// listing holds it (an absent file's error is two allocations, and a
+// collect asks every cell for four markers); ok is false when it is
+// absent or cannot be read.
+func optional(files *sweep.CellFiles, name string, max int64) ([]byte, bool) {
+	if !files.Has(name) {
+		return nil, false
+	}
+	b, err := files.ReadFile(name, max)
+	return b, err == nil
 }
 
 // digestOf returns the sha256:... part of a ref pinned by digest.
@@ -518,11 +530,11 @@ func (v *validity) apply(cr *CellResult, topology string) {
 // adapterFailure says why the cell's result adapter failed, when it did:
 // its command, exit status and the tail of its output.
 func adapterFailure(root string, files *sweep.CellFiles, m *sweep.Manifest, cellID string) (string, bool) {
-	dir := sweep.CellsDir + "/" + cellID + "/"
-	b, err := files.ReadFile(sweep.AdapterFailedFile, sweep.MaxMarkerSize)
-	if err != nil {
+	b, ok := optional(files, sweep.AdapterFailedFile, sweep.MaxMarkerSize)
+	if !ok {
 		return "", false
 	}
+	dir := sweep.CellsDir + "/" + cellID + "/"
 	name := "the result adapter"
 	if len(m.ResultAdapter) > 0 {
 		name = "result adapter " + strings.Join(m.ResultAdapter, " ")

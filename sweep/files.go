@@ -162,9 +162,30 @@ type CellFiles struct {
 	fd              int      // cells/ID; -1 when it could not be opened
 	d               *os.File // cells/ID when os.Root opened it (fd is its)
 	root            *os.Root // cells/ID as a root, opened when first needed
-	names           map[string]bool
+	names           listing
 	err             error // why cells/ID could not be opened
 }
+
+// listing is the names in a cell directory, sorted. A collect lists
+// every cell directory, so the names every cell has (exit, result.json,
+// ...) are the package's own strings, not a copy per cell, and the
+// listing is one slice, not a map: a 10,000-cell collect made 10,000
+// maps and 20,000 copies of the same few names.
+type listing []string
+
+func (l listing) has(name string) bool {
+	_, ok := slices.BinarySearch(l, name)
+	return ok
+}
+
+// cellFileNames are the names a cell directory holds as a rule.
+var cellFileNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{ExitFile, ResultFile, RevisionsFile, MismatchFile, AdapterLog, AdapterFailedFile, NoRevisionsFile, StartedFile} {
+		m[n] = n
+	}
+	return m
+}()
 
 // Open opens cells/ID.
 func (cs *Cells) Open(id string) *CellFiles {
@@ -201,10 +222,8 @@ func (cs *Cells) Open(id string) *CellFiles {
 		return c
 	}
 	c.d, c.fd = d, int(d.Fd())
-	c.names = make(map[string]bool, len(names))
-	for _, n := range names {
-		c.names[n] = true
-	}
+	slices.Sort(names)
+	c.names = names
 	return c
 }
 
@@ -216,11 +235,11 @@ func plainName(name string) bool {
 // dirents are the buffers dirNames reads directory entries into.
 var dirents = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
 
-// dirNames lists the directory open as fd.
-func dirNames(fd int) (map[string]bool, error) {
+// dirNames lists the directory open as fd, sorted, without "." and "..".
+func dirNames(fd int) (listing, error) {
 	bp := dirents.Get().(*[]byte)
 	defer dirents.Put(bp)
-	names := map[string]bool{}
+	var names listing
 	for {
 		n, err := unix.ReadDirent(fd, *bp)
 		if err == unix.EINTR {
@@ -230,11 +249,12 @@ func dirNames(fd int) (map[string]bool, error) {
 			return nil, err
 		}
 		if n <= 0 {
+			slices.Sort(names)
 			return names, nil
 		}
-		_, _, list := unix.ParseDirent((*bp)[:n], -1, nil)
-		for _, name := range list {
-			names[name] = true
+		var ok bool
+		if names, ok = appendDirents(names, (*bp)[:n]); !ok {
+			return nil, fmt.Errorf("a directory entry that does not parse")
 		}
 	}
 }
@@ -270,7 +290,7 @@ func (c *CellFiles) ReadFileInto(name string, max int64, buf []byte) ([]byte, er
 		return nil, &RefusedError{c.prefix + name, escape(c.dir, c.prefix+name, c.err)}
 	}
 	first, _, _ := strings.Cut(name, "/")
-	if !c.names[first] {
+	if !c.names.has(first) {
 		return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
 	}
 	if plainName(name) {
@@ -334,9 +354,22 @@ func statMode(m uint32) fs.FileMode {
 	return fs.ModeDevice
 }
 
+// Has reports whether the cell directory's listing holds name (its first
+// component, for a path below): when it does not, ReadFile of name says
+// fs.ErrNotExist, and Has says so without the error's allocations (a
+// collect asks every cell for five files most cells do not have). When
+// the directory could not be listed, Has is true: ReadFile says why.
+func (c *CellFiles) Has(name string) bool {
+	if c.fd < 0 {
+		return true
+	}
+	first, _, _ := strings.Cut(name, "/")
+	return c.names.has(first)
+}
+
 // IsFile reports whether name is a regular file in the cell directory.
 func (c *CellFiles) IsFile(name string) bool {
-	if c.fd < 0 || !c.names[name] {
+	if c.fd < 0 || !c.names.has(name) {
 		return false
 	}
 	if !strings.Contains(name, "/") {

@@ -318,6 +318,9 @@ func ReadExitMarker(sweepDir, cellID string) (m ExitMarker, ok bool, err error) 
 
 // CellExitMarker is ReadExitMarker through an open cell directory.
 func CellExitMarker(c *CellFiles, cellID string) (m ExitMarker, ok bool, err error) {
+	if !c.Has(ExitFile) {
+		return m, false, nil
+	}
 	b, err := c.ReadFile(ExitFile, MaxMarkerSize)
 	return parseExitMarker(b, err, cellID)
 }
