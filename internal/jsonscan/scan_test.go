@@ -99,3 +99,35 @@ func TestInternRecent(t *testing.T) {
 		first[w] = got
 	}
 }
+
+// The lists StrList reads through one interner's scratch are each their
+// own: reading the next one changes none read before, and a list costs
+// one allocation, however long.
+func TestStrListScratch(t *testing.T) {
+	in := &Interner{}
+	list := func(doc string) []string {
+		t.Helper()
+		s := New([]byte(doc), in)
+		l, ok := s.StrList(0)
+		if !ok || !s.Done() {
+			t.Fatalf("StrList(%s) failed", doc)
+		}
+		return l
+	}
+	first := list(`["python3", "sim.py", "--engine", "vllm", "--results-dir", "@CELL_DIR@", "--cases", "TC-01"]`)
+	second := list(`["a", "b"]`)
+	empty := list(`[]`)
+	if got := fmt.Sprint(first, second); got != "[python3 sim.py --engine vllm --results-dir @CELL_DIR@ --cases TC-01] [a b]" {
+		t.Fatalf("the lists read one after the other are %s", got)
+	}
+	if empty == nil || len(empty) != 0 {
+		t.Fatalf("[] read as %#v, want an empty list that is not nil", empty)
+	}
+	if cap(second) != 2 {
+		t.Errorf("a list of 2 has room for %d", cap(second))
+	}
+	doc := []byte(`["python3", "sim.py", "--engine", "vllm", "--results-dir", "@CELL_DIR@", "--cases", "TC-01"]`)
+	if allocs := testing.AllocsPerRun(50, func() { s := New(doc, in); s.StrList(0) }); allocs != 1 {
+		t.Errorf("a list of 8 interned words took %.0f allocations, want 1", allocs)
+	}
+}
