@@ -10,31 +10,17 @@ import (
 // (what getdents64 returned) to names, as unix.ParseDirent reads them,
 // a name a cell directory holds as a rule as the package's own string.
 func appendDirents(names listing, buf []byte) (listing, bool) {
-	// struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen;
-	// u8 d_type; char d_name[]; }, d_name NUL-terminated and padded.
-	const nameAt = 19
 	records := 0
-	for rest := buf; len(rest) >= nameAt; records++ {
-		reclen := int(binary.NativeEndian.Uint16(rest[16:18]))
-		if reclen < nameAt || reclen > len(rest) {
-			break
-		}
-		rest = rest[reclen:]
+	for rest, ok := buf, true; ok && len(rest) > 0; records++ {
+		_, rest, ok = dirent(rest)
 	}
 	names = slices.Grow(names, records)
 	for len(buf) > 0 {
-		if len(buf) < nameAt {
+		name, rest, ok := dirent(buf)
+		if !ok {
 			return names, false
 		}
-		reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
-		if reclen < nameAt || reclen > len(buf) {
-			return names, false
-		}
-		name := buf[nameAt:reclen]
-		buf = buf[reclen:]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
+		buf = rest
 		// A zero d_ino is a file too on Linux (old XFS, FUSE).
 		if string(name) == "." || string(name) == ".." {
 			continue
@@ -46,4 +32,24 @@ func appendDirents(names listing, buf []byte) (listing, bool) {
 		}
 	}
 	return names, true
+}
+
+// dirent splits the first record off buf: its name and the records after
+// it; ok is false when buf does not start with a whole record.
+func dirent(buf []byte) (name, rest []byte, ok bool) {
+	// struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen;
+	// u8 d_type; char d_name[]; }, d_name NUL-terminated and padded.
+	const nameAt = 19
+	if len(buf) < nameAt {
+		return nil, nil, false
+	}
+	reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
+	if reclen < nameAt || reclen > len(buf) {
+		return nil, nil, false
+	}
+	name = buf[nameAt:reclen]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return name, buf[reclen:], true
 }

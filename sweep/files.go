@@ -289,8 +289,7 @@ func (c *CellFiles) ReadFileInto(name string, max int64, buf []byte) ([]byte, er
 		}
 		return nil, &RefusedError{c.prefix + name, escape(c.dir, c.prefix+name, c.err)}
 	}
-	first, _, _ := strings.Cut(name, "/")
-	if !c.names.has(first) {
+	if !c.Has(name) {
 		return nil, &fs.PathError{Op: "open", Path: c.prefix + name, Err: fs.ErrNotExist}
 	}
 	if plainName(name) {
