@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kvsweep/kvsweep/internal/kubeid"
-	"github.com/kvsweep/kvsweep/kube"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/k8s"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -125,7 +125,7 @@ func kubeStatus(t *testing.T, dir string) []scheduler.CellStatus {
 	return cells
 }
 
-func init() { scheduler.Register("k8s", kube.Open) }
+func init() { scheduler.Register("k8s", k8s.Open) }
 
 // The users' Kubernetes path: the image kvsweep image build made, a grid of
 // every single-node topology rendered as Indexed Jobs, submitted to a real
@@ -173,8 +173,8 @@ matrix:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := scheduler.Status(t.Context(), dir, sched); err != nil || sched.(*kube.Kube).Calls != 2 {
-			t.Errorf("one status: %d API calls (%v), want 2", sched.(*kube.Kube).Calls, err)
+		if _, _, err := scheduler.Status(t.Context(), dir, sched); err != nil || sched.(*k8s.Kube).Calls != 2 {
+			t.Errorf("one status: %d API calls (%v), want 2", sched.(*k8s.Kube).Calls, err)
 		}
 		m, err := sweep.ReadManifest(dir)
 		if err != nil {
@@ -502,13 +502,13 @@ func kubeLog(dir string, cs scheduler.CellStatus) string {
 func TestKubernetesObjectsValid(t *testing.T) {
 	c := clusters(t)[0]
 	k := kubeTestCluster(t)
-	src, err := os.ReadFile("../kubejob/testdata/k8s.yaml")
+	src, err := os.ReadFile("../render/kubejob/testdata/k8s.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
 	for _, f := range []string{"overlay-priority.yaml", "overlay-env.json"} {
-		b, err := os.ReadFile(filepath.Join("../kubejob/testdata", f))
+		b, err := os.ReadFile(filepath.Join("../render/kubejob/testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,7 +539,7 @@ func TestKubernetesObjectsValid(t *testing.T) {
 		if j.Array {
 			req.Array, req.Throttle, req.Offset = "0-3,7", 2, 10
 		}
-		if err := kube.Fill(&job, req); err != nil {
+		if err := k8s.Fill(&job, req); err != nil {
 			t.Fatal(err)
 		}
 		_, err = k.client.BatchV1().Jobs("default").Create(context.Background(), &job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

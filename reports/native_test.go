@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 )
 
@@ -50,7 +50,7 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC
 		t.Fatal(err)
 	}
 	dir := filepath.Join(tmp, "sweep")
-	if _, err := sbatch.Render(s, []byte(src), cells, dir, sbatch.Options{SweepID: "native-1"}); err != nil {
+	if _, err := render.Render(s, []byte(src), cells, dir, render.Options{SweepID: "native-1"}); err != nil {
 		t.Fatal(err)
 	}
 	l := &scheduler.Local{Dir: dir, Parallel: 2}

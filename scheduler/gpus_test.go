@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -60,7 +60,7 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 %s
 `, locks, harness, matrixRows)
-	dir, _ = renderSpec(t, "gpus.yaml", []byte(src), sbatch.Options{SweepID: "gpus-test"})
+	dir, _ = renderSpec(t, "gpus.yaml", []byte(src), render.Options{SweepID: "gpus-test"})
 	return dir, locks
 }
 

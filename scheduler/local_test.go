@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -48,7 +48,7 @@ topologies: {aggregated: {resources: {time: %s}}, short: {kind: aggregated, reso
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: %s, geometry: [g], case: [TC-01], sim: [%s], exclude: [%s]}
 `, harness, limit, topology, strings.Join(q, ", "), strings.Join(exclude, ", "))
-	dir, m := renderSpec(t, "local.yaml", []byte(src), sbatch.Options{SweepID: "local-test"})
+	dir, m := renderSpec(t, "local.yaml", []byte(src), render.Options{SweepID: "local-test"})
 	return dir, m
 }
 
@@ -177,7 +177,7 @@ geometries: {g: {flags: {}}}
 matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 `
 	src = fmt.Sprintf(src, workers-1, kind, gpus, kind)
-	dir, m := renderSpec(t, "services.yaml", []byte(src), sbatch.Options{SweepID: "services-" + kind})
+	dir, m := renderSpec(t, "services.yaml", []byte(src), render.Options{SweepID: "services-" + kind})
 	start := time.Now()
 	cells := runLocal(t, context.Background(), dir, 1)
 	if cells[0].State != scheduler.StateCompleted {
@@ -210,14 +210,14 @@ matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 }
 
 // renderSpec renders a spec into a new sweep directory, as kvsweep render does.
-func renderSpec(t testing.TB, path string, src []byte, opts sbatch.Options) (string, *sweep.Manifest) {
+func renderSpec(t testing.TB, path string, src []byte, opts render.Options) (string, *sweep.Manifest) {
 	t.Helper()
 	s, cells, err := matrix.ParseCells(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "sweep")
-	m, err := sbatch.Render(s, src, cells, dir, opts)
+	m, err := render.Render(s, src, cells, dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ topologies: {aggregated: {resources: {time: 1h}}}
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: ["sleep:300", "sleep:301"]}
 `, harness)
-	dir, _ := renderSpec(t, "queued.yaml", []byte(src), sbatch.Options{SweepID: "queued", NoArray: true})
+	dir, _ := renderSpec(t, "queued.yaml", []byte(src), render.Options{SweepID: "queued", NoArray: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

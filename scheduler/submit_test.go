@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -162,6 +162,6 @@ topologies: {t: {kind: aggregated, resources: {time: 1m}}}
 geometries: {g: {}}
 matrix: {engine: [vllm], topology: [t], geometry: [g], case: [TC-01], repeat: ["1", "2", "3", "4", "5", "6", "7", "8"]}
 `
-	dir, _ := renderSpec(t, "eight.yaml", []byte(src), sbatch.Options{SweepID: "eight-test"})
+	dir, _ := renderSpec(t, "eight.yaml", []byte(src), render.Options{SweepID: "eight-test"})
 	return dir
 }

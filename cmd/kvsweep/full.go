@@ -8,10 +8,10 @@ import (
 
 	"github.com/kvsweep/kvsweep/coord"
 	"github.com/kvsweep/kvsweep/imagebuild"
-	"github.com/kvsweep/kvsweep/kube"
-	"github.com/kvsweep/kvsweep/kubejob"
 	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/render/kubejob"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/k8s"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -20,7 +20,7 @@ import (
 // the etcd lock and scheduler k8s. A build with -tags lite leaves them
 // out (lite.go).
 
-func init() { scheduler.Register("k8s", kube.Open) }
+func init() { scheduler.Register("k8s", k8s.Open) }
 
 // renderObjects renders the Kubernetes Job of a job (scheduler k8s).
 func renderObjects(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {

@@ -19,7 +19,7 @@ import (
 
 var errLite = errors.New("this kvsweep was built with -tags lite, without BuildKit, the registry client and etcd; build it without the tag (go install ./cmd/kvsweep)")
 
-// renderObjects is nil: sbatch.Render refuses scheduler k8s.
+// renderObjects is nil: render.Render refuses scheduler k8s.
 var renderObjects func(*matrix.Spec, *sweep.Manifest, sweep.Job) ([]byte, error)
 
 // noBinary refuses sweeps whose jobs run kvsweep job (etcd coordination).

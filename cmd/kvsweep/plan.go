@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -37,11 +37,11 @@ A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 			if err != nil {
 				return err
 			}
-			m, err := sbatch.Plan(spec, cells, sbatch.Options{MaxArraySize: *maxArray, NoArray: *noArray, SweepID: "plan"})
+			m, err := render.Plan(spec, cells, render.Options{MaxArraySize: *maxArray, NoArray: *noArray, SweepID: "plan"})
 			if err != nil {
 				return err
 			}
-			return sbatch.WritePlan(e.stdout, m, *format)
+			return render.WritePlan(e.stdout, m, *format)
 		}
 	},
 }

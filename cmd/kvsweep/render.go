@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -71,7 +71,7 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	if err != nil {
 		return err
 	}
-	opts := sbatch.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
+	opts := render.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
 		NoArray: o.noArray, Version: version(), NoBinary: noBinary, Objects: renderObjects}
 	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
 		return err
@@ -79,7 +79,7 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	if opts.EngineImages, err = o.engineImages(e, spec); err != nil {
 		return err
 	}
-	m, err := sbatch.Render(spec, src, cells, o.out, opts)
+	m, err := render.Render(spec, src, cells, o.out, opts)
 	if err != nil {
 		return err
 	}

@@ -12,17 +12,17 @@ const module = "github.com/kvsweep/kvsweep/"
 // forbidden lists, per package, the packages of this module it must not
 // depend on, directly or not (docs/architecture.md says why).
 var forbidden = map[string][]string{
-	"sweep":      {"matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"scheduler":  {"matrix", "sbatch", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"sbatch":     {"scheduler", "reports", "imagebuild", "coord"},
-	"kubejob":    {"sbatch", "scheduler", "reports", "imagebuild", "coord", "kube"},
-	"kube":       {"matrix", "sbatch", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"matrix":     {"sweep", "sbatch", "scheduler", "reports", "imagebuild", "templates"},
-	"reports":    {"matrix", "sbatch", "scheduler", "imagebuild", "templates", "coord"},
-	"imagebuild": {"matrix", "sweep", "sbatch", "scheduler", "reports", "coord"},
-	"provenance": {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord"},
-	"coord":      {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates"},
-	"rules":      {"sweep", "matrix", "sbatch", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"sweep":      {"matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"scheduler":  {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"render":     {"scheduler", "reports", "imagebuild", "coord"},
+	"render/kubejob":    {"render", "scheduler", "reports", "imagebuild", "coord", "scheduler/k8s"},
+	"scheduler/k8s":       {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"matrix":     {"sweep", "render", "scheduler", "reports", "imagebuild", "templates"},
+	"reports":    {"matrix", "render", "scheduler", "imagebuild", "templates", "coord"},
+	"imagebuild": {"matrix", "sweep", "render", "scheduler", "reports", "coord"},
+	"provenance": {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord"},
+	"coord":      {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates"},
+	"rules":      {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
 }
 
 // heavy are third-party trees that only the packages that need them may
@@ -33,8 +33,8 @@ var heavy = map[string][]string{
 	"github.com/google/go-containerregistry": {"imagebuild"},
 	"go.etcd.io/etcd/client/v3":              {"coord"},
 	"github.com/kaptinlin/jsonschema":        {"reports"},
-	"k8s.io/client-go":                       {"kube"},
-	"k8s.io/api":                             {"kube", "kubejob"},
+	"k8s.io/client-go":                       {"scheduler/k8s"},
+	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
 }
 
 func deps(t *testing.T, pkg string) []string {

@@ -1,7 +1,7 @@
 // Package kubeid is the identity a sweep's Kubernetes objects carry:
 // label and annotation names, the environment a submission fills in, and
 // the label values made from sweep and job names. The renderer (kubejob)
-// and the scheduler (kube) share it.
+// and the scheduler (scheduler/k8s) share it.
 package kubeid
 
 import (
@@ -39,7 +39,7 @@ const (
 	VolumeName = "sweeps"
 )
 
-// Environment variables a submission fills in (kube.Fill).
+// Environment variables a submission fills in (k8s.Fill).
 const (
 	EnvSweepDir = "KVSWEEP_SWEEP_DIR"
 	EnvTasks    = "KVSWEEP_TASKS"

@@ -10,15 +10,15 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/kubejob"
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/sbatch"
+	"github.com/kvsweep/kvsweep/render"
+	"github.com/kvsweep/kvsweep/render/kubejob"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// render renders spec src (HOSTPATH replaced by a directory of the test's)
+// renderSpec renders spec src (HOSTPATH replaced by a directory of the test's)
 // into a sweep directory on that volume.
-func render(t *testing.T, src string) (dir, vol string, m *sweep.Manifest, err error) {
+func renderSpec(t *testing.T, src string) (dir, vol string, m *sweep.Manifest, err error) {
 	t.Helper()
 	vol = t.TempDir()
 	src = strings.ReplaceAll(src, "HOSTPATH", vol)
@@ -28,7 +28,7 @@ func render(t *testing.T, src string) (dir, vol string, m *sweep.Manifest, err e
 		t.Fatal(err)
 	}
 	dir = filepath.Join(vol, "sw")
-	m, err = sbatch.Render(spec, []byte(src), cells, dir, sbatch.Options{SweepID: "golden-k8s", Binary: "/bin/true",
+	m, err = render.Render(spec, []byte(src), cells, dir, render.Options{SweepID: "golden-k8s", Binary: "/bin/true",
 		Objects: func(s *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {
 			return kubejob.Render(s, m, j, kubejob.Options{SpecDir: "testdata"})
 		}})
@@ -48,7 +48,7 @@ func spec(t *testing.T) string {
 // run them: one Indexed Job per topology, a Job of two pods per two-node
 // cell; overlays applied.
 func TestGoldenJobs(t *testing.T) {
-	dir, vol, m, err := render(t, spec(t))
+	dir, vol, m, err := renderSpec(t, spec(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestRenderRefusals(t *testing.T) {
 				}
 				t.Cleanup(func() { os.Remove(fifo) })
 			}
-			_, _, _, err := render(t, src)
+			_, _, _, err := renderSpec(t, src)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
 			}

@@ -1,4 +1,4 @@
-package sbatch
+package render
 
 import (
 	"fmt"

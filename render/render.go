@@ -1,4 +1,4 @@
-// Package sbatch turns the cells of a sweep into its sweep directory: the
+// Package render turns the cells of a sweep into its sweep directory: the
 // manifest and one Slurm job script per job (render.go, plan.go), rendered
 // from the templates (script.go). It renders only; package scheduler runs
 // what it wrote.
@@ -10,7 +10,7 @@
 // the job with mapfile, so no spec value is ever parsed by a shell; the few
 // values that appear in the script text (image, mounts, environment values)
 // pass through the shq quoting function.
-package sbatch
+package render
 
 import (
 	"errors"

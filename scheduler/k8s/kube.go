@@ -1,4 +1,4 @@
-// Package kube runs a rendered sweep on Kubernetes (scheduler k8s): it
+// Package k8s runs a rendered sweep on Kubernetes (scheduler k8s): it
 // implements scheduler.Scheduler with client-go over the Jobs that package
 // kubejob rendered into the sweep directory.
 //
@@ -9,7 +9,7 @@
 // second. A poll is two list calls for the whole sweep (its Jobs and its
 // pods, by the sweep's label), whatever its size. Cancel deletes Jobs with
 // their pods, or single pods for single cells of a larger Job.
-package kube
+package k8s
 
 import (
 	"cmp"

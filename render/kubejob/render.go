@@ -1,7 +1,7 @@
 // Package kubejob renders the Kubernetes Job of a sweep's job (scheduler
 // k8s): the same cells, cell tables and job script as on Slurm, with the
 // script run by the pods of an Indexed Job instead of sbatch. It renders
-// only; package kube submits and follows what it wrote.
+// only; package scheduler/k8s submits and follows what it wrote.
 //
 // One Job per job of the manifest: an array is an Indexed Job whose
 // completion index selects the task from the submission's task list, a

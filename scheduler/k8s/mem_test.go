@@ -1,4 +1,4 @@
-package kube
+package k8s
 
 import (
 	"context"
