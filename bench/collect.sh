@@ -61,7 +61,7 @@ kv2() {
 }
 export -f kv2
 export work
-schema=reports/schema/result.v1.json
+schema=result/schema/result.v1.json
 has_jsonschema=$(python3 -c 'import jsonschema' 2>/dev/null && echo yes || echo no)
 [ "${PYSCHEMA:-1}" = 1 ] || has_jsonschema=no
 RUNS=${RUNS:-5}

@@ -35,8 +35,8 @@ section() { printf '\n## %s\n\n' "$1" | tee -a "$out"; }
 for b in "$@"; do
 	case $b in
 	render)
-		section "plan + render of 10,000 cells (go test ./sbatch -bench 10k, $RUNS runs)"
-		go test ./sbatch -run XXX -bench 10k -benchtime 5x -count "$RUNS" -benchmem | grep '^BenchmarkPlanRender10k' >"$out.render"
+		section "plan + render of 10,000 cells (go test ./render -bench 10k, $RUNS runs)"
+		go test ./render -run XXX -bench 10k -benchtime 5x -count "$RUNS" -benchmem | grep '^BenchmarkPlanRender10k' >"$out.render"
 		ms=$(awk '{print $3 / 1e6}' "$out.render" | sort -n | awk '{v[NR]=$1} END {printf "median %.0f ms (min %.0f, max %.0f) of %d", v[int((NR+1)/2)], v[1], v[NR], NR}')
 		mb=$(awk '{print $5 / 1048576}' "$out.render" | sort -n | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)]}')
 		echo "plan+render 10k cells: $ms, $mb MB allocated (target: under 300 ms / 100 MB)" | tee -a "$out"

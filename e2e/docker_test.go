@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // The seed's docker host runner: the local executor runs cells in the
@@ -96,12 +96,12 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], w
 	}
 	// Collect exits 1: the cancelled cell has no result.
 	_, _, _ = kvsweep(t, c, nil, "collect", dir, "--no-store", "--scheduler", "local")
-	run2, err := reports.ReadRun(dir)
+	run2, err := testrun.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cell := range run2.Cells {
-		if cell.CellID == passing && (cell.Outcome != reports.OK || cell.Image.Digest != digest || cell.Image.SourceRevisions == nil) {
+		if cell.CellID == passing && (cell.Outcome != testrun.OK || cell.Image.Digest != digest || cell.Image.SourceRevisions == nil) {
 			t.Errorf("the completed cell: %s %s, image %q", cell.Outcome, cell.Detail, cell.Image.Digest)
 		}
 	}

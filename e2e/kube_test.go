@@ -23,10 +23,10 @@ import (
 
 	"github.com/kvsweep/kvsweep/internal/kubeid"
 	"github.com/kvsweep/kvsweep/provenance"
-	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/k8s"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // kubeCluster is the test cluster of scripts/k8s-env.sh: a client of its
@@ -186,12 +186,12 @@ matrix:
 			t.Errorf("the API server holds Jobs %v and pods %v, want 3 and 6", jobs, pods)
 		}
 		mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(t.TempDir(), "history.db"))
-		run, err := reports.ReadRun(dir)
+		run, err := testrun.ReadRun(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, cell := range run.Cells {
-			if cell.Outcome != reports.OK {
+			if cell.Outcome != testrun.OK {
 				t.Errorf("%s: %s %s", cell.Name, cell.Outcome, cell.Detail)
 			}
 			if cell.Image.Digest != digest {
@@ -246,11 +246,11 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 			t.Errorf("the agent did not run in the image on the second node: %q", a)
 		}
 		mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(t.TempDir(), "history.db"))
-		run, err := reports.ReadRun(dir)
+		run, err := testrun.ReadRun(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rc := run.Cells[0]; rc.Outcome != reports.OK || rc.Image.Digest != digest {
+		if rc := run.Cells[0]; rc.Outcome != testrun.OK || rc.Image.Digest != digest {
 			t.Errorf("collected: %s %s digest %s", rc.Outcome, rc.Detail, rc.Image.Digest)
 		}
 		waitGone(t, "sleep 12[23]|etcd --name head", "processes outlived the pods")

@@ -13,9 +13,9 @@ import (
 
 	"github.com/kvsweep/kvsweep/internal/imagetest"
 	"github.com/kvsweep/kvsweep/provenance"
-	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // The users' path, end to end, on the software their clusters run
@@ -38,12 +38,12 @@ func TestRuntimes(t *testing.T) {
 	for _, rt := range []string{"pyxis", "enroot", "docker", "apptainer"} {
 		t.Run(rt, func(t *testing.T) {
 			dir := runInImage(t, c, rt, image, expect, scheduler.StateCompleted)
-			run, err := reports.ReadRun(dir)
+			run, err := testrun.ReadRun(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, cell := range run.Cells {
-				if cell.Outcome != reports.OK {
+				if cell.Outcome != testrun.OK {
 					t.Errorf("%s: %s %s", cell.Name, cell.Outcome, cell.Detail)
 					continue
 				}
@@ -79,13 +79,13 @@ func TestProvenanceMismatch(t *testing.T) {
 	other := strings.Repeat("1", 40)
 	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", other, revs.Commit("vllm_adapter"))
 	dir := runInImage(t, c, "pyxis", ref+"@"+digest, expect, scheduler.StateFailed)
-	run, err := reports.ReadRun(dir)
+	run, err := testrun.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "dynamo: the image has " + revs.Commit("dynamo") + ", the spec expects " + other
 	for _, cell := range run.Cells {
-		if cell.Outcome != reports.ProvenanceMismatch || !strings.Contains(cell.Detail, want) || strings.Contains(cell.Detail, "vllm_adapter") {
+		if cell.Outcome != testrun.ProvenanceMismatch || !strings.Contains(cell.Detail, want) || strings.Contains(cell.Detail, "vllm_adapter") {
 			t.Errorf("%s: %s %q, want PROVENANCE_MISMATCH %q", cell.Name, cell.Outcome, cell.Detail, want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, sweep.CellsDir, cell.CellID, sweep.ResultFile)); err == nil {
@@ -115,13 +115,13 @@ func TestPinsMovedAfterBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := runInImage(t, c, "docker", ref+"@"+digest, "{}, pins: "+moved, scheduler.StateFailed)
-	run, err := reports.ReadRun(dir)
+	run, err := testrun.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "dynamo: the image has " + revs.Commit("dynamo") + ", the spec expects " + testImage.newDynamo
 	for _, cell := range run.Cells {
-		if cell.Outcome != reports.ProvenanceMismatch || !strings.Contains(cell.Detail, want) {
+		if cell.Outcome != testrun.ProvenanceMismatch || !strings.Contains(cell.Detail, want) {
 			t.Errorf("%s: %s %q, want PROVENANCE_MISMATCH %q", cell.Name, cell.Outcome, cell.Detail, want)
 		}
 	}
@@ -332,7 +332,7 @@ matrix: {engine: [vllm], topology: [disagg-2p1d-sidecar], geometry: [g], case: [
 		t.Fatalf("%s: %s\n%s", cells[0].Name, cells[0].State, cellLog(dir, cells[0]))
 	}
 	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	if run, err := reports.ReadRun(dir); err != nil || run.Cells[0].Outcome != reports.OK {
+	if run, err := testrun.ReadRun(dir); err != nil || run.Cells[0].Outcome != testrun.OK {
 		t.Errorf("collected: %v %+v", err, run)
 	}
 	for i := range 3 {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/provenance"
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/testrun"
 
 	"github.com/kvsweep/kvsweep/internal/etcdtest"
 	"github.com/kvsweep/kvsweep/scheduler"
@@ -200,19 +200,19 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], s
 	store := filepath.Join(tmp, "history.db")
 	mustKvsweep(t, c, "collect", dir, "--store", store, "--scheduler", "slurm")
 	rep := mustKvsweep(t, c, "report", dir, "--format", "json")
-	var r reports.Run
+	var r testrun.Run
 	if err := json.Unmarshal([]byte(rep), &r); err != nil {
 		t.Fatalf("%v\n%s", err, rep)
 	}
 	for _, cell := range r.Cells {
 		switch cell.Name {
 		case victim:
-			if cell.Outcome != reports.OK || cell.Class != "" || cell.Attempts != 2 || cell.Nodes == node ||
-				len(cell.Earlier) != 1 || cell.Earlier[0].State != "NODE_FAIL" || cell.Earlier[0].Class != reports.ClassInfra || cell.Earlier[0].Nodes != node {
+			if cell.Outcome != testrun.OK || cell.Class != "" || cell.Attempts != 2 || cell.Nodes == node ||
+				len(cell.Earlier) != 1 || cell.Earlier[0].State != "NODE_FAIL" || cell.Earlier[0].Class != testrun.ClassInfra || cell.Earlier[0].Nodes != node {
 				t.Errorf("victim: %+v", cell)
 			}
 		case failing:
-			if cell.Attempts != 1 || cell.Class != reports.ClassTest {
+			if cell.Attempts != 1 || cell.Class != testrun.ClassTest {
 				t.Errorf("failing cell: attempts %d class %q, want 1 and test", cell.Attempts, cell.Class)
 			}
 		}
@@ -347,11 +347,11 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		}
 	}
 	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	run, err := reports.ReadRun(dir)
+	run, err := testrun.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc := run.Cells[0]; rc.Outcome != reports.OK || rc.Image.Digest != digest || len(provenance.Compare(rc.Image.SourceRevisions, revs)) != 0 {
+	if rc := run.Cells[0]; rc.Outcome != testrun.OK || rc.Image.Digest != digest || len(provenance.Compare(rc.Image.SourceRevisions, revs)) != 0 {
 		t.Errorf("collected: %s %s digest %s revisions %s", rc.Outcome, rc.Detail, rc.Image.Digest, rc.Image.SourceRevisions.Short())
 	}
 	// Nothing outlives the job: no etcd, no service, no agent.

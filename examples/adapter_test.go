@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/result"
 )
 
 // adapt runs the shipped log adapter on a log, as the job does, and
@@ -43,7 +43,7 @@ func TestLogAdapter(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			golden.Check(t, filepath.Join("harness", "testdata", strings.TrimSuffix(log, ".log")+".result.json"), []byte(out))
-			if _, err := reports.ParseResult([]byte(out)); err != nil {
+			if _, err := result.ParseResult([]byte(out)); err != nil {
 				t.Errorf("not a valid result.json: %v", err)
 			}
 		})

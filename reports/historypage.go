@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // The history page: what a team opens before a release. One chart per
@@ -90,47 +92,37 @@ type runSection struct {
 	ID, Date, Counts, Changed string
 	Cases                     []string
 	Cells                     []gridRow
-	Notes                     []Note
+	Notes                     []testrun.Note
 }
 
 type pageView struct {
 	Title, Subtitle string
 	Charts          []chartView
-	History         []HistoryRow // newest first
-	Runs            []runSection // newest first
-}
-
-// runDate is when a run started, else when it was collected.
-func runDate(r *Run) time.Time {
-	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
-		if t, err := time.Parse(layout, r.Started); err == nil {
-			return t.UTC()
-		}
-	}
-	return r.CollectedAt.UTC()
+	History         []analysis.HistoryRow // newest first
+	Runs            []runSection          // newest first
 }
 
 // WriteHTML renders runs (oldest first) as the history page; title names
 // what was selected (the filters of report --history).
-func WriteHTML(w io.Writer, runs []*Run, title string) error {
+func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 	if title == "" {
 		title = "kvsweep history"
 	}
 	v := pageView{Title: title}
 	if n := len(runs); n > 0 {
-		v.Subtitle = fmt.Sprintf("%d run(s), %s to %s (UTC).", n, runDate(runs[0]).Format(fullStamp), runDate(runs[n-1]).Format(fullStamp))
+		v.Subtitle = fmt.Sprintf("%d run(s), %s to %s (UTC).", n, runs[0].Date().Format(fullStamp), runs[n-1].Date().Format(fullStamp))
 	} else {
 		v.Subtitle = "No run to show."
 	}
 	changed := runChanges(runs)
 	v.Charts = historyCharts(runs, changed)
-	hist := History(runs, DefaultFigures)
+	hist := analysis.History(runs, analysis.DefaultFigures)
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		cases := CaseIDs(r)
-		sec := runSection{ID: r.ID, Date: runDate(r).Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
+		cases := testrun.CaseIDs(r)
+		sec := runSection{ID: r.ID, Date: r.Date().Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
 		for _, c := range r.Cells {
-			sec.Cells = append(sec.Cells, gridRow{c.Name, outcomeText(c), cellVerdicts(c, cases)})
+			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases)})
 		}
 		v.Runs = append(v.Runs, sec)
 		v.History = append(v.History, hist[i])
@@ -140,14 +132,14 @@ func WriteHTML(w io.Writer, runs []*Run, title string) error {
 
 // runChanges says, per run, which component commits and image digests
 // differ from the run before it ("kvcr 0c1d2e3→9e8d7c6"); "" for none.
-func runChanges(runs []*Run) []string {
+func runChanges(runs []*testrun.Run) []string {
 	out := make([]string, len(runs))
 	var prev map[string]string
 	for i, r := range runs {
 		cur := map[string]string{}
 		for _, c := range r.Cells {
 			if c.Image.Digest != "" && cur["image"] == "" {
-				cur["image"] = ShortDigest(c.Image.Digest)
+				cur["image"] = testrun.ShortDigest(c.Image.Digest)
 			}
 			if sr := c.Image.SourceRevisions; sr != nil {
 				for _, n := range sr.Names() {
@@ -179,7 +171,7 @@ func shortCommit(c string) string {
 }
 
 // historyCharts makes one chart per metric and case with a value in any run.
-func historyCharts(runs []*Run, changed []string) []chartView {
+func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 	type chartKey struct{ metric, cs string }
 	type acc struct {
 		unit, dir string
@@ -188,10 +180,10 @@ func historyCharts(runs []*Run, changed []string) []chartView {
 	all := map[chartKey]*acc{}
 	for i, r := range runs {
 		for _, c := range r.Cells {
-			if c.Outcome != OK && c.Outcome != HarnessFailed {
+			if c.Outcome != testrun.OK && c.Outcome != testrun.HarnessFailed {
 				continue
 			}
-			name := cellKey(c.Params, []string{"repeat"})
+			name := analysis.CellKey(c.Params, []string{"repeat"})
 			for _, cs := range c.Cases {
 				for _, met := range cs.Metrics {
 					k := chartKey{met.Name, cs.ID}
@@ -229,7 +221,7 @@ func historyCharts(runs []*Run, changed []string) []chartView {
 			for i, xs := range a.series[name] {
 				s.vals[i] = math.NaN()
 				if len(xs) > 0 {
-					s.vals[i] = median(xs)
+					s.vals[i] = analysis.Median(xs)
 					lo, hi = math.Min(lo, s.vals[i]), math.Max(hi, s.vals[i])
 				}
 			}
@@ -288,7 +280,7 @@ func historyCharts(runs []*Run, changed []string) []chartView {
 		}
 		// The values behind the chart, newest first.
 		for i := len(runs) - 1; i >= 0; i-- {
-			row := valueRow{Date: runDate(runs[i]).Format(fullStamp), Sweep: runs[i].ID, Changed: changed[i]}
+			row := valueRow{Date: runs[i].Date().Format(fullStamp), Sweep: runs[i].ID, Changed: changed[i]}
 			for _, s := range cv.Series {
 				v := s.vals[i]
 				if math.IsNaN(v) {
@@ -359,11 +351,11 @@ func niceStep(x float64) float64 {
 }
 
 // xTicks labels at most eight runs, evenly spread, with date and time.
-func xTicks(runs []*Run, xOf func(int) float64) []tick {
+func xTicks(runs []*testrun.Run, xOf func(int) float64) []tick {
 	step := max(1, (len(runs)+7)/8)
 	var out []tick
 	for i := 0; i < len(runs); i += step {
-		d := runDate(runs[i])
+		d := runs[i].Date()
 		out = append(out, tick{Pos: xOf(i), Label: d.Format(dateLayout), Label2: d.Format(timeLayout)})
 	}
 	return out

@@ -17,21 +17,22 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // historyFixture is a history of n daily runs made from the base sweep:
 // figures that drift a little, a KVCR commit change two thirds of the way
 // that makes TTFT 12% worse, and a new image digest with it.
-func historyFixture(t testing.TB, n int) []*Run {
-	base := collectTestdata(t.(*testing.T), "testdata/base")
+func historyFixture(t testing.TB, n int) []*testrun.Run {
+	base := collected(t.(*testing.T), "base")
 	b, err := json.Marshal(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	change := n * 2 / 3
-	var runs []*Run
+	var runs []*testrun.Run
 	for i := range n {
-		var r Run
+		var r testrun.Run
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatal(err)
 		}

@@ -4,16 +4,18 @@ import (
 	"html/template"
 	"io"
 	"sync"
+
+	"github.com/kvsweep/kvsweep/analysis"
 )
 
 // writeComparisonHTML renders a comparison as one self-contained page:
 // what changed, the gate findings, verdict changes, then metric deltas.
-func writeComparisonHTML(w io.Writer, c *Comparison) error {
-	shown, unchanged := c.shown()
+func writeComparisonHTML(w io.Writer, c *analysis.Comparison) error {
+	shown, unchanged := c.Shown()
 	return comparisonPage().Execute(w, struct {
-		*Comparison
+		*analysis.Comparison
 		Summary   string
-		Shown     []MetricDelta
+		Shown     []analysis.MetricDelta
 		Unchanged int
 	}{c, c.Summary(), shown, unchanged})
 }

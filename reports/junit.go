@@ -6,6 +6,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/result"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // JUnit XML in the Apache Ant format, which Jenkins and the GitHub test
@@ -54,17 +58,17 @@ type junitProblem struct {
 }
 
 // junitTime is the run's start without time zone, as the format wants.
-func junitTime(r *Run) string { return runDate(r).Format("2006-01-02T15:04:05") }
+func junitTime(r *testrun.Run) string { return r.Date().Format("2006-01-02T15:04:05") }
 
 // WriteJUnit renders runs as JUnit XML.
-func WriteJUnit(w io.Writer, runs ...*Run) error {
+func WriteJUnit(w io.Writer, runs ...*testrun.Run) error {
 	var root junitSuites
 	for i, r := range runs {
 		s := junitSuite{Name: r.ID, Package: "kvsweep." + r.Name, ID: i, Timestamp: junitTime(r), Hostname: "localhost"}
 		total := 0.0
-		cases := CaseIDs(r)
+		cases := testrun.CaseIDs(r)
 		for _, c := range r.Cells {
-			byID := map[string]Case{}
+			byID := map[string]result.Case{}
 			for _, cs := range c.Cases {
 				byID[cs.ID] = cs
 			}
@@ -81,15 +85,15 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 				// A test failure is a failure; one outside the test (the
 				// node, the scheduler, the image) is an error.
 				msg := cs.Message
-				if msg == "" || c.Outcome != OK {
-					msg = strings.TrimSpace(msg + " " + outcomeText(c))
+				if msg == "" || c.Outcome != testrun.OK {
+					msg = strings.TrimSpace(msg + " " + testrun.OutcomeText(c))
 				}
 				switch {
-				case v == Pass:
-				case v == Skip:
+				case v == result.Pass:
+				case v == result.Skip:
 					tc.Skipped = &junitProblem{Message: cs.Message}
 					s.Skipped++
-				case c.Class == ClassInfra:
+				case c.Class == testrun.ClassInfra:
 					tc.Error = &junitProblem{Message: msg, Type: v, Text: msg}
 					s.Errors++
 				default:
@@ -99,8 +103,8 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 				s.Tests++
 				s.Cases = append(s.Cases, tc)
 			}
-			if c.Outcome != OK {
-				s.SystemErr += fmt.Sprintf("%s (%s): %s\n", c.Name, c.CellID, outcomeText(c))
+			if c.Outcome != testrun.OK {
+				s.SystemErr += fmt.Sprintf("%s (%s): %s\n", c.Name, c.CellID, testrun.OutcomeText(c))
 			}
 		}
 		s.Time = strconv.FormatFloat(total, 'f', 3, 64)
@@ -126,9 +130,9 @@ func WriteJUnit(w io.Writer, runs ...*Run) error {
 // writeComparisonJUnit renders a comparison as one testsuite: a testcase
 // per compared cell and case, failing on a verdict that got worse or a
 // metric regression, and one per baseline cell or case the candidate lacks.
-func writeComparisonJUnit(w io.Writer, c *Comparison) error {
+func writeComparisonJUnit(w io.Writer, c *analysis.Comparison) error {
 	s := junitSuite{Name: c.Candidate + " vs " + c.Baseline, Package: "kvsweep.compare", Hostname: "localhost", Time: "0",
-		Timestamp: c.at.UTC().Format("2006-01-02T15:04:05")}
+		Timestamp: c.CollectedAt().UTC().Format("2006-01-02T15:04:05")}
 	type key struct{ cell, cs string }
 	var order []key
 	problems := map[key][]string{}

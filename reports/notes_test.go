@@ -9,25 +9,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // Notes are written to the store beside the runs, survive the run being
 // collected again, and show in the history report in every format.
 func TestNotesRoundTrip(t *testing.T) {
-	mixed := collectTestdata(t, "testdata/mixed")
-	base := collectTestdata(t, "testdata/base")
+	mixed := collected(t, "mixed")
+	base := collected(t, "base")
 	path := filepath.Join(t.TempDir(), "history.db")
-	st, err := OpenStore(path, false)
+	st, err := testrun.OpenStore(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []*Run{mixed, base} {
+	for _, r := range []*testrun.Run{mixed, base} {
 		if err := st.Put(r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	at := time.Date(2026, 12, 3, 10, 4, 0, 0, time.UTC)
-	notes := []Note{
+	notes := []testrun.Note{
 		{Sweep: "mixed-1", Author: "ana", Time: at, Text: "Guard promotion slow on node\nkvsn2; <b>workaround</b>: drain it"},
 		{Sweep: "mixed-1", Cell: "vllm-aggregated-qwen3.5-4b-sim-garbage", Author: "bo", Time: at.Add(time.Minute), Text: "harness wrote a truncated file"},
 	}
@@ -36,10 +39,10 @@ func TestNotesRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, bad := range []Note{
+	for _, bad := range []testrun.Note{
 		{Sweep: "mixed-1", Author: "ana", Time: at, Text: "  "},
 		{Sweep: "mixed-1", Author: "", Time: at, Text: "x"},
-		{Sweep: "mixed-1", Author: "ana", Time: at, Text: strings.Repeat("x", MaxNoteSize+1)},
+		{Sweep: "mixed-1", Author: "ana", Time: at, Text: strings.Repeat("x", testrun.MaxNoteSize+1)},
 	} {
 		if err := st.AddNote(bad); err == nil {
 			t.Errorf("AddNote(%+v) accepted", bad)
@@ -70,7 +73,7 @@ func TestNotesRoundTrip(t *testing.T) {
 		out := b.String()
 		switch format {
 		case "json":
-			var rows []HistoryRow
+			var rows []analysis.HistoryRow
 			if err := json.Unmarshal(b.Bytes(), &rows); err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +118,7 @@ func TestNotesRoundTrip(t *testing.T) {
 	if _, err := WriteHistoryReport(&b, path, "json", HistoryQuery{Filters: []string{"sim=pass"}}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []HistoryRow
+	var rows []analysis.HistoryRow
 	if err := json.Unmarshal(b.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

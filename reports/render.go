@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/internal/table"
+	"github.com/kvsweep/kvsweep/result"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
@@ -27,7 +30,7 @@ func better(direction string) string {
 
 // cellVerdicts is the verdict of each case of a cell, never blank: a cell
 // without a result shows its outcome in every planned case.
-func cellVerdicts(c CellResult, cases []string) []string {
+func cellVerdicts(c testrun.CellResult, cases []string) []string {
 	got := map[string]string{}
 	for _, cs := range c.Cases {
 		got[cs.ID] = cs.Verdict
@@ -43,9 +46,9 @@ func cellVerdicts(c CellResult, cases []string) []string {
 			out[i] = v
 		case !planned[id]:
 			out[i] = "–" // not part of this cell
-		case c.Outcome == Missing:
+		case c.Outcome == testrun.Missing:
 			out[i] = "MISSING"
-		case c.Outcome != OK:
+		case c.Outcome != testrun.OK:
 			out[i] = c.Outcome
 		default:
 			out[i] = "NOT_REPORTED"
@@ -54,60 +57,15 @@ func cellVerdicts(c CellResult, cases []string) []string {
 	return out
 }
 
-// revisions is the cell's short commits, or "no provenance" when the job
-// could not copy the image's record.
-func (c CellResult) revisions() string {
-	if s := c.Image.SourceRevisions.Short(); s != "" || c.NoProvenance == "" {
-		return s
-	}
-	return "no provenance"
-}
-
-func outcomeText(c CellResult) string {
-	s := c.Outcome + ": " + c.Detail
-	switch c.Outcome {
-	case Missing:
-		s = "MISSING (" + c.State + ")"
-	case OK:
-		s = OK
-	}
-	if c.Class != "" {
-		s += " [" + c.Class + "]"
-	}
-	return s + retriesText(c)
-}
-
-// OutcomeText is how reports show a cell's outcome: "MISSING (NODE_FAIL)
-// [infra]", "OK (after 1 infra retry: NODE_FAIL on n1)".
-func OutcomeText(c CellResult) string { return outcomeText(c) }
-
-// retriesText is " (after 1 infra retry: NODE_FAIL on n1)" for a cell
-// that was submitted again after attempts that failed outside the test.
-func retriesText(c CellResult) string {
-	var infra []string
-	for _, a := range c.Earlier {
-		if a.Class == ClassInfra {
-			infra = append(infra, strings.TrimSuffix(a.State+" on "+a.Nodes, " on "))
-		}
-	}
-	switch len(infra) {
-	case 0:
-		return ""
-	case 1:
-		return " (after 1 infra retry: " + infra[0] + ")"
-	}
-	return fmt.Sprintf(" (after %d infra retries: %s)", len(infra), strings.Join(infra, ", "))
-}
-
 // WriteSummary renders one run: the cells x cases verdict grid, then the
 // metrics, in markdown, table, CSV or JSON.
-func WriteSummary(w io.Writer, format string, r *Run) error {
-	cases := CaseIDs(r)
+func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
+	cases := testrun.CaseIDs(r)
 	switch format {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
-		return writeSummaryCSV(w, []*Run{r})
+		return writeSummaryCSV(w, []*testrun.Run{r})
 	case "markdown", "table":
 		var b bytes.Buffer
 		if format == "markdown" {
@@ -121,7 +79,7 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 		grid := fitter{format: format, limit: StepSummaryLimit / 2}
 		var rows [][]string
 		for _, c := range r.Cells {
-			row := append(append([]string{c.Name, outcomeText(c)}, cellVerdicts(c, cases)...), ShortDigest(c.Image.Digest), c.revisions())
+			row := append(append([]string{c.Name, testrun.OutcomeText(c)}, cellVerdicts(c, cases)...), testrun.ShortDigest(c.Image.Digest), c.Revisions())
 			if !grid.fits(row) {
 				break
 			}
@@ -164,23 +122,23 @@ func WriteSummary(w io.Writer, format string, r *Run) error {
 			}
 			cutNote(&b, cut)
 		}
-		writeNotes(&b, format, []HistoryRow{{Sweep: r.ID, Date: "", Notes: r.Notes}})
+		writeNotes(&b, format, []analysis.HistoryRow{{Sweep: r.ID, Date: "", Notes: r.Notes}})
 		return writeLimited(w, format, b.Bytes())
 	}
 	return fmt.Errorf("format %q is not available for a summary (expected markdown, table, csv, json, junit or html)", format)
 }
 
 // writeSummaryCSV writes the long-format rows of runs under one header.
-func writeSummaryCSV(w io.Writer, runs []*Run) error {
+func writeSummaryCSV(w io.Writer, runs []*testrun.Run) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions", "class", "attempts"})
 	for _, r := range runs {
-		cases := CaseIDs(r)
+		cases := testrun.CaseIDs(r)
 		for _, c := range r.Cells {
 			base := []string{r.ID, c.CellID, c.Name, c.Outcome, c.Detail}
-			tail := []string{c.Image.Digest, c.revisions(), c.Class, strconv.Itoa(c.Attempts)}
+			tail := []string{c.Image.Digest, c.Revisions(), c.Class, strconv.Itoa(c.Attempts)}
 			verdicts := cellVerdicts(c, cases)
-			byID := map[string]Case{}
+			byID := map[string]result.Case{}
 			for _, cs := range c.Cases {
 				byID[cs.ID] = cs
 			}
@@ -204,7 +162,7 @@ func writeSummaryCSV(w io.Writer, runs []*Run) error {
 }
 
 // WriteComparison renders a baseline/candidate comparison.
-func WriteComparison(w io.Writer, format string, c *Comparison) error {
+func WriteComparison(w io.Writer, format string, c *analysis.Comparison) error {
 	switch format {
 	case "json":
 		return writeJSON(w, c)
@@ -222,7 +180,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 			}
 			_ = cw.Write([]string{"verdict", v.Cell, v.Case, "", v.Baseline, v.Candidate, "", "", "", "", flag})
 		}
-		shown, _ := c.shown()
+		shown, _ := c.Shown()
 		for _, m := range shown {
 			_ = cw.Write([]string{"metric", m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
 				strconv.FormatFloat(m.DeltaPct, 'f', 2, 64), m.Significance, m.Unit, m.Direction, metricFlag(m)})
@@ -237,7 +195,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 		if err := writeChanges(&b, format, c.Changes); err != nil {
 			return err
 		}
-		shown, unchanged := c.shown()
+		shown, unchanged := c.Shown()
 		fmt.Fprintf(&b, "%s\n", c.Summary())
 		var notes []string
 		for _, k := range c.OnlyInBaseline {
@@ -299,7 +257,7 @@ func WriteComparison(w io.Writer, format string, c *Comparison) error {
 }
 
 // writeChanges opens a comparison with what differs between its sides.
-func writeChanges(b *bytes.Buffer, format string, cs []Change) error {
+func writeChanges(b *bytes.Buffer, format string, cs []analysis.Change) error {
 	if format == "markdown" {
 		b.WriteString("### What changed\n\n")
 	}
@@ -318,7 +276,7 @@ func writeChanges(b *bytes.Buffer, format string, cs []Change) error {
 	return nil
 }
 
-func metricFlag(m MetricDelta) string {
+func metricFlag(m analysis.MetricDelta) string {
 	switch {
 	case m.Regression:
 		return fmt.Sprintf("REGRESSION (> %g%%)", m.Threshold*100)
@@ -329,7 +287,7 @@ func metricFlag(m MetricDelta) string {
 }
 
 // WriteHistory renders the test-plan history.
-func WriteHistory(w io.Writer, format string, rows []HistoryRow, figures []string) error {
+func WriteHistory(w io.Writer, format string, rows []analysis.HistoryRow, figures []string) error {
 	switch format {
 	case "json":
 		return writeJSON(w, rows)
@@ -385,7 +343,7 @@ func WriteHistory(w io.Writer, format string, rows []HistoryRow, figures []strin
 }
 
 // noteLines joins notes, one per line (sep).
-func noteLines(ns []Note, sep string) string {
+func noteLines(ns []testrun.Note, sep string) string {
 	lines := make([]string, len(ns))
 	for i, n := range ns {
 		lines[i] = n.String()
@@ -395,7 +353,7 @@ func noteLines(ns []Note, sep string) string {
 
 // writeNotes lists the notes of the history's runs under the table, run by
 // run in the table's order.
-func writeNotes(b *bytes.Buffer, format string, rows []HistoryRow) {
+func writeNotes(b *bytes.Buffer, format string, rows []analysis.HistoryRow) {
 	first := true
 	for _, r := range rows {
 		if len(r.Notes) == 0 {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(ciCmd) }
@@ -87,7 +89,7 @@ func (o *ciOpts) run(e *env, spec string) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kvsweep ci: every cell ended: %s\n", scheduler.CountsLine(cells))
-	run, err := collect(e, dir, o.submit.sched, reports.CollectOptions{Ref: o.ref}, o.submit.store, "")
+	run, err := collect(e, dir, o.submit.sched, testrun.CollectOptions{Ref: o.ref}, o.submit.store, "")
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func (o *ciOpts) run(e *env, spec string) error {
 	if err := o.write(dir, run, cmp); err != nil {
 		return err
 	}
-	if err := reports.Check([]*reports.Run{run}, cmp, o.report.gates); err != nil {
+	if err := analysis.Check([]*testrun.Run{run}, cmp, o.report.gates); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "kvsweep ci: every gate holds\n")
@@ -132,14 +134,14 @@ func (o *ciOpts) cancelled(e *env, dir string) error {
 }
 
 // compare picks the baseline and compares the run with it; nil without one.
-func (o *ciOpts) compare(e *env, run *reports.Run) (*reports.Comparison, error) {
-	var base []*reports.Run
+func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error) {
+	var base []*testrun.Run
 	label := o.report.baseline
 	switch o.report.baseline {
 	case "none", "":
 		return nil, nil
 	case "auto":
-		b, err := reports.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
+		b, err := testrun.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -147,23 +149,23 @@ func (o *ciOpts) compare(e *env, run *reports.Run) (*reports.Comparison, error) 
 			fmt.Fprintf(e.stderr, "kvsweep ci: no stored run of %s on %s to compare with (a first run); reporting this run alone\n", run.Name, o.baselineRef)
 			return nil, nil
 		}
-		base, label = []*reports.Run{b}, b.ID+" ("+o.baselineRef+")"
+		base, label = []*testrun.Run{b}, b.ID+" ("+o.baselineRef+")"
 	default:
 		var err error
-		if base, err = reports.SelectRuns(o.submit.store, o.report.baseline); err != nil {
+		if base, err = testrun.SelectRuns(o.submit.store, o.report.baseline); err != nil {
 			return nil, err
 		}
 	}
-	opts, err := reports.ParseThresholds(o.report.threshold, o.report.perMetric)
+	opts, err := analysis.ParseThresholds(o.report.threshold, o.report.perMetric)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.stderr, "kvsweep ci: comparing with %s\n", label)
-	return reports.Compare(label, base, run.ID, []*reports.Run{run}, opts), nil
+	return analysis.Compare(label, base, run.ID, []*testrun.Run{run}, opts), nil
 }
 
 // write writes the step summary (comparison first) and the JUnit file.
-func (o *ciOpts) write(dir string, run *reports.Run, cmp *reports.Comparison) error {
+func (o *ciOpts) write(dir string, run *testrun.Run, cmp *analysis.Comparison) error {
 	var parts [][]byte
 	if cmp != nil {
 		var b bytes.Buffer
@@ -205,10 +207,10 @@ func (o *ciOpts) write(dir string, run *reports.Run, cmp *reports.Comparison) er
 
 // showLogs prints the log tails of the cells that did not pass, one
 // ::group:: each (GitHub folds them).
-func (o *ciOpts) showLogs(e *env, dir string, run *reports.Run) {
+func (o *ciOpts) showLogs(e *env, dir string, run *testrun.Run) {
 	shown := 0
 	for _, c := range run.Cells {
-		if c.Outcome == reports.OK && c.Class == "" {
+		if c.Outcome == testrun.OK && c.Class == "" {
 			continue
 		}
 		if shown == o.logCells {
@@ -216,7 +218,7 @@ func (o *ciOpts) showLogs(e *env, dir string, run *reports.Run) {
 			return
 		}
 		shown++
-		fmt.Fprintf(e.stdout, "::group::cell %s (%s): %s\n", c.Name, c.CellID, reports.OutcomeText(c))
+		fmt.Fprintf(e.stdout, "::group::cell %s (%s): %s\n", c.Name, c.CellID, testrun.OutcomeText(c))
 		writeLogTails(e.stdout, dir, c.CellID, o.logLines)
 		fmt.Fprintln(e.stdout, "::endgroup::")
 	}

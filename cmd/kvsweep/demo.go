@@ -12,6 +12,7 @@ import (
 	"github.com/kvsweep/kvsweep/examples"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(demoCmd) }
@@ -27,7 +28,7 @@ history store that report --history reads (--store) and prints the report.
 Needs bash and python3; no cluster, GPU or container.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		out := fs.String("out", "kvsweep-demo", "directory for the spec and the sweeps")
-		store := fs.String("store", reports.DefaultStorePath(), "history store the run is collected into")
+		store := fs.String("store", testrun.DefaultStorePath(), "history store the run is collected into")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return usagef("demo takes no arguments")
@@ -48,7 +49,7 @@ Needs bash and python3; no cluster, GPU or container.`,
 			if err := (&submitOpts{sched: local}).submit(e, sweepDir, nil); err != nil {
 				return err
 			}
-			run, err := collect(e, sweepDir, local, reports.CollectOptions{}, *store, "")
+			run, err := collect(e, sweepDir, local, testrun.CollectOptions{}, *store, "")
 			if err != nil {
 				return err
 			}

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsweep/kvsweep/testrun"
 	"github.com/spf13/pflag"
-
-	"github.com/kvsweep/kvsweep/reports"
 )
 
 func init() { register(noteCmd) }
@@ -30,7 +29,7 @@ plan's findings and workarounds live with the runs that found them.
 
 The author is --author, else git's user.name, else $USER.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", reports.DefaultStorePath(), "history store")
+		store := fs.String("store", testrun.DefaultStorePath(), "history store")
 		author := fs.String("author", "", "who found it (default: git's user.name, else $USER)")
 		return func(e *env, args []string) error {
 			var sel, cell, text string
@@ -45,7 +44,7 @@ The author is --author, else git's user.name, else $USER.`,
 			if *author == "" {
 				*author = defaultAuthor()
 			}
-			n, err := reports.Annotate(*store, sel, reports.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
+			n, err := testrun.Annotate(*store, sel, testrun.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
 			if err != nil {
 				return err
 			}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(collectCmd, reportCmd) }
@@ -31,9 +33,9 @@ from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
-		store := fs.String("store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
+		store := fs.String("store", testrun.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
-		maxSize := fs.Int64("max-result-size", reports.DefaultMaxResultSize, "largest result.json accepted, in bytes")
+		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest result.json accepted, in bytes")
 		quiet := quietFlag(fs)
 		report := fs.String("report", "", "then print the sweep's report in this format (as kvsweep report DIR --format): markdown, table, csv, json, junit or html")
 		return func(e *env, args []string) error {
@@ -49,7 +51,7 @@ counts line goes to stderr, so stdout is the report alone).`,
 			if *noStore {
 				*store = ""
 			}
-			opts := reports.CollectOptions{MaxResultSize: *maxSize}
+			opts := testrun.CollectOptions{MaxResultSize: *maxSize}
 			if !*quiet && isTerminal(e.stderr) {
 				opts.Progress = countBar(e, "reading results")
 			}
@@ -118,9 +120,9 @@ across the sides on every parameter except the filtered ones.`,
 			case len(args) != 1:
 				return usagef("give a sweep directory or run (SEL), --baseline and --candidate, or --history")
 			}
-			runs, err := reports.SelectRuns(o.store, args[0])
+			runs, err := testrun.SelectRuns(o.store, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.format, runs, reports.IsSelector(args[0]), args[0])
+				err = reports.WriteRuns(e.stdout, o.format, runs, testrun.IsSelector(args[0]), args[0])
 			}
 			return o.checked(runs, nil, err)
 		}
@@ -133,7 +135,7 @@ type reportOpts struct {
 	baseFilter, candFilter                        []string
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
-	gates                                         reports.Gates
+	gates                                         analysis.Gates
 }
 
 func reportFlags(fs *pflag.FlagSet) *reportOpts {
@@ -147,13 +149,13 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.query.Filters, "filter", nil, "with --history: only cells with KEY=VALUE (repeatable)")
 	fs.StringVar(&o.query.Since, "since", "", "with --history: runs from this date (2006-01-02)")
 	fs.StringVar(&o.query.Until, "until", "", "with --history: runs up to this date")
-	fs.StringSliceVar(&o.query.Figures, "figures", reports.DefaultFigures, "with --history: the metrics shown per run")
+	fs.StringSliceVar(&o.query.Figures, "figures", analysis.DefaultFigures, "with --history: the metrics shown per run")
 	fs.BoolVar(&o.all, "all", false, "comparisons: list unchanged metrics too (JSON always has them)")
 	fs.StringVar(&o.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 	fs.BoolVar(&o.check, "check", false, "exit 3 on failed or INVALID cases, cells without a result, regressions, or a comparison that matched no cell or lost a baseline cell or case")
 	fs.BoolVar(&o.gates.RequireProvenance, "require-provenance", false, "with --check: fail a cell that ran without the image's source-revisions.json")
-	fs.StringVar(&o.store, "store", reports.DefaultStorePath(), "history store")
+	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store")
 	return o
 }
 
@@ -165,29 +167,29 @@ func (o *reportOpts) compare(e *env, sel string) error {
 	if sel == "" && (o.baseline == "" || o.candidate == "") {
 		return usagef("--baseline and --candidate go together")
 	}
-	opts, err := reports.ParseThresholds(o.threshold, o.perMetric)
+	opts, err := analysis.ParseThresholds(o.threshold, o.perMetric)
 	if err != nil {
 		return err
 	}
 	opts.All = o.all
-	bf, err := reports.ParseFilters(o.baseFilter)
+	bf, err := testrun.ParseFilters(o.baseFilter)
 	if err != nil {
 		return usagef("--baseline-filter: %v", err)
 	}
-	cf, err := reports.ParseFilters(o.candFilter)
+	cf, err := testrun.ParseFilters(o.candFilter)
 	if err != nil {
 		return usagef("--candidate-filter: %v", err)
 	}
 	bfs, cfs := strings.Join(o.baseFilter, ","), strings.Join(o.candFilter, ",")
-	var base, cand []*reports.Run
+	var base, cand []*testrun.Run
 	var ignore []string
 	bl, cl := strings.TrimSpace(o.baseline+" "+bfs), strings.TrimSpace(o.candidate+" "+cfs)
 	if sel != "" {
-		runs, err := reports.SelectRuns(o.store, sel)
+		runs, err := testrun.SelectRuns(o.store, sel)
 		if err != nil {
 			return err
 		}
-		if base, cand, ignore = reports.Split(runs, bf, cf); len(base) == 0 {
+		if base, cand, ignore = analysis.Split(runs, bf, cf); len(base) == 0 {
 			return fmt.Errorf("no cell of %s matches --baseline-filter %s", sel, bfs)
 		}
 		bl, cl = sel+" "+bfs, sel+" without "+bfs
@@ -195,33 +197,33 @@ func (o *reportOpts) compare(e *env, sel string) error {
 			cl = sel + " " + cfs
 		}
 	} else {
-		if base, err = reports.SelectRuns(o.store, o.baseline); err != nil {
+		if base, err = testrun.SelectRuns(o.store, o.baseline); err != nil {
 			return err
 		}
-		if cand, err = reports.SelectRuns(o.store, o.candidate); err != nil {
+		if cand, err = testrun.SelectRuns(o.store, o.candidate); err != nil {
 			return err
 		}
 		if len(bf) > 0 {
-			base, _, ignore = reports.Split(base, bf, nil)
+			base, _, ignore = analysis.Split(base, bf, nil)
 		}
 		if len(cf) > 0 {
 			var more []string
-			_, cand, more = reports.Split(cand, nil, cf)
+			_, cand, more = analysis.Split(cand, nil, cf)
 			ignore = append(ignore, more...)
 		}
 	}
 	opts.Ignore = append([]string{"repeat"}, ignore...)
-	cmp := reports.Compare(bl, base, cl, cand, opts)
+	cmp := analysis.Compare(bl, base, cl, cand, opts)
 	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
 }
 
 // checked applies --check to runs (and the comparison, if any) once the
 // report is written.
-func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err error) error {
+func (o *reportOpts) checked(runs []*testrun.Run, cmp *analysis.Comparison, err error) error {
 	if err != nil || !o.check {
 		return err
 	}
-	return reports.Check(runs, cmp, o.gates)
+	return analysis.Check(runs, cmp, o.gates)
 }
 
 // collect collects the sweep in dir with its cells' final states, writes
@@ -229,7 +231,7 @@ func (o *reportOpts) checked(runs []*reports.Run, cmp *reports.Comparison, err e
 // line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
 // written), and the counts line goes to stderr instead of stdout.
-func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOptions, storePath, format string) (*reports.Run, error) {
+func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath, format string) (*testrun.Run, error) {
 	m, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
@@ -243,20 +245,20 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts reports.CollectOpti
 	}
 	var report bytes.Buffer
 	var reportErr error
-	var alongside func(*reports.Run)
+	var alongside func(*testrun.Run)
 	counts := e.stdout
 	if format != "" {
 		counts = e.stderr
-		alongside = func(run *reports.Run) {
-			reportErr = reports.WriteRuns(&report, format, []*reports.Run{run}, false, dir)
+		alongside = func(run *testrun.Run) {
+			reportErr = reports.WriteRuns(&report, format, []*testrun.Run{run}, false, dir)
 		}
 	}
-	run, err := reports.CollectDir(dir, opts, storePath, alongside)
+	run, err := testrun.CollectDir(dir, opts, storePath, alongside)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range run.Cells {
-		if c.Outcome != reports.OK {
+		if c.Outcome != testrun.OK {
 			fmt.Fprintf(e.stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
 		}
 	}

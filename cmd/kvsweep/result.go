@@ -6,8 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(resultCmd) }
@@ -29,12 +30,12 @@ in Python and in shell.`,
 				if len(args) != 0 {
 					return usagef("expected no arguments")
 				}
-				_, err := e.stdout.Write(reports.Schema())
+				_, err := e.stdout.Write(result.Schema())
 				return err
 			}
 		}},
 		{name: "validate", args: "FILE...", summary: "Check result.json files against the schema", setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			maxSize := fs.Int64("max-result-size", reports.DefaultMaxResultSize, "largest file accepted, in bytes")
+			maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest file accepted, in bytes")
 			return func(e *env, args []string) error {
 				if len(args) == 0 {
 					return usagef("expected one or more result.json files")
@@ -63,8 +64,8 @@ func validateResult(path string, maxSize int64) string {
 	if err != nil {
 		return fmt.Sprintf("%s: %v", path, err)
 	}
-	if _, err := reports.ParseResult(b); err != nil {
-		if line, col := reports.Position(b, err); line > 0 {
+	if _, err := result.ParseResult(b); err != nil {
+		if line, col := result.Position(b, err); line > 0 {
 			return fmt.Sprintf("%s:%d:%d: %v", path, line, col, err)
 		}
 		return fmt.Sprintf("%s: %v", path, err)

@@ -12,9 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // schedFlags are the flags that pick and configure the scheduler.
@@ -72,7 +73,7 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	fs.IntVar(&o.badNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
 	fs.DurationVar(&o.badWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
-	fs.StringVar(&o.store, "store", reports.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
+	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "show no progress while the local executor runs or --wait waits")
 	return o
 }
@@ -83,11 +84,11 @@ func (o *submitOpts) excluded(e *env) ([]string, error) {
 	if o.badNodes <= 0 {
 		return o.opts.Exclude, nil
 	}
-	ledger, err := reports.LedgerFromStore(o.store, o.badWindow, time.Now())
+	ledger, err := analysis.LedgerFromStore(o.store, o.badWindow, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	bad := reports.Exclusions(ledger, o.badNodes)
+	bad := analysis.Exclusions(ledger, o.badNodes)
 	if len(bad) > 0 {
 		fmt.Fprintf(e.stderr, "kvsweep: keeping out %d node(s) with at least %d infra failure(s) in the last %s: %s\n", len(bad), o.badNodes, o.badWindow, strings.Join(bad, ", "))
 	}

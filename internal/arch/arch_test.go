@@ -12,17 +12,17 @@ const module = "github.com/kvsweep/kvsweep/"
 // forbidden lists, per package, the packages of this module it must not
 // depend on, directly or not (docs/architecture.md says why).
 var forbidden = map[string][]string{
-	"sweep":      {"matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"scheduler":  {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"render":     {"scheduler", "reports", "imagebuild", "coord"},
-	"render/kubejob":    {"render", "scheduler", "reports", "imagebuild", "coord", "scheduler/k8s"},
-	"scheduler/k8s":       {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
-	"matrix":     {"sweep", "render", "scheduler", "reports", "imagebuild", "templates"},
-	"reports":    {"matrix", "render", "scheduler", "imagebuild", "templates", "coord"},
-	"imagebuild": {"matrix", "sweep", "render", "scheduler", "reports", "coord"},
-	"provenance": {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord"},
-	"coord":      {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates"},
-	"rules":      {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"sweep":          {"matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"scheduler":      {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"render":         {"scheduler", "reports", "imagebuild", "coord"},
+	"render/kubejob": {"render", "scheduler", "reports", "imagebuild", "coord", "scheduler/k8s"},
+	"scheduler/k8s":  {"matrix", "render", "reports", "imagebuild", "templates", "coord", "provenance"},
+	"matrix":         {"sweep", "render", "scheduler", "reports", "imagebuild", "templates"},
+	"reports":        {"matrix", "render", "scheduler", "imagebuild", "templates", "coord"},
+	"imagebuild":     {"matrix", "sweep", "render", "scheduler", "reports", "coord"},
+	"provenance":     {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord"},
+	"coord":          {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates"},
+	"rules":          {"sweep", "matrix", "render", "scheduler", "reports", "imagebuild", "templates", "coord", "provenance"},
 }
 
 // heavy are third-party trees that only the packages that need them may

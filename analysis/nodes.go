@@ -1,0 +1,94 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/kvsweep/kvsweep/testrun"
+)
+
+// NodeRecord is one node of the bad-node ledger: the failures outside the
+// test that attempts on it had, across the stored runs.
+type NodeRecord struct {
+	Node     string         `json:"node"`
+	Failures int            `json:"infra_failures"`
+	States   map[string]int `json:"states"` // NODE_FAIL: 2, ...
+	Sweeps   []string       `json:"sweeps"`
+	Last     time.Time      `json:"last"` // collection time of the newest run with one
+}
+
+// BadNodes is the ledger of runs collected since since (zero: all):
+// nodes with at least one infra failure, most failures first. A
+// multi-node job's failure is counted against its whole node list, since
+// which node failed it is not known.
+func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
+	recs := map[string]*NodeRecord{}
+	add := func(r *testrun.Run, nodes, state string) {
+		if nodes == "" {
+			return
+		}
+		n := recs[nodes]
+		if n == nil {
+			n = &NodeRecord{Node: nodes, States: map[string]int{}}
+			recs[nodes] = n
+		}
+		n.Failures++
+		n.States[cmp.Or(state, "UNKNOWN")]++
+		if !slices.Contains(n.Sweeps, r.ID) {
+			n.Sweeps = append(n.Sweeps, r.ID)
+		}
+		if r.CollectedAt.After(n.Last) {
+			n.Last = r.CollectedAt
+		}
+	}
+	for _, r := range runs {
+		if r.CollectedAt.Before(since) {
+			continue
+		}
+		for _, c := range r.Cells {
+			for _, a := range c.Earlier {
+				if a.Class == testrun.ClassInfra {
+					add(r, a.Nodes, a.State)
+				}
+			}
+			if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK {
+				add(r, c.Nodes, c.State)
+			}
+		}
+	}
+	out := make([]NodeRecord, 0, len(recs))
+	for _, n := range recs {
+		out = append(out, *n)
+	}
+	slices.SortFunc(out, func(a, b NodeRecord) int {
+		return cmp.Or(cmp.Compare(b.Failures, a.Failures), cmp.Compare(a.Node, b.Node))
+	})
+	return out
+}
+
+// Exclusions is the nodes of the ledger with at least min failures.
+func Exclusions(ledger []NodeRecord, min int) []string {
+	var out []string
+	for _, n := range ledger {
+		if n.Failures >= min {
+			out = append(out, n.Node)
+		}
+	}
+	return out
+}
+
+// LedgerFromStore reads the ledger of the runs in the store at path that
+// were collected within window of now (0: all).
+// No store yet is an empty ledger.
+func LedgerFromStore(path string, window time.Duration, now time.Time) ([]NodeRecord, error) {
+	runs, err := testrun.StoredRuns(path, true)
+	if err != nil {
+		return nil, err
+	}
+	var since time.Time
+	if window > 0 {
+		since = now.Add(-window)
+	}
+	return BadNodes(runs, since), nil
+}

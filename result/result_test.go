@@ -1,0 +1,30 @@
+package result
+
+import "testing"
+
+func TestParseResultErrors(t *testing.T) {
+	tests := map[string]string{
+		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [{"id": "TC-01", "verdict": "MAYBE"}]}`:                                     "at /cases/0/verdict: ",
+		`{"schema_version": 2, "cell_id": "ac432f5e3d61", "cases": []}`:                                                                        "at /schema_version: version 2 is not supported (expected 1)",
+		`{"schema_version": 1, "cases": []}`:                                                                                                   "at /: required property 'cell_id' is missing",
+		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [{"id": "TC-01", "verdict": "PASS", "metrics": {"x": {"value": "fast"}}}]}`: "at /cases/0/metrics/x/value: ",
+		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [], "evidence": ["../../etc/passwd"]}`:                                      "at /evidence/0: ",
+		`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [`:                                                                          "not JSON: ",
+	}
+	for in, want := range tests {
+		_, err := ParseResult([]byte(in))
+		if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+			t.Errorf("%s:\n got %v\nwant prefix %q", in, err, want)
+		}
+	}
+	r, err := ParseResult([]byte(`{"schema_version": 1, "cell_id": "ac432f5e3d61", "cases": [{"id": "TC-01", "verdict": "PASS", "metrics": {"ttft_ms": {"value": 12.5, "unit": "ms", "direction": "lower"}}}]}`))
+	if err != nil || get(r.Cases[0].Metrics, "ttft_ms").Value != 12.5 {
+		t.Fatalf("valid result: %+v %v", r, err)
+	}
+}
+
+// get is ms.Get without the ok: the zero Metric when there is none.
+func get(ms Metrics, name string) Metric {
+	m, _ := ms.Get(name)
+	return m
+}

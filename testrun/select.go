@@ -1,0 +1,121 @@
+package testrun
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/kvsweep/kvsweep/internal/fail"
+	"github.com/kvsweep/kvsweep/sweep"
+)
+
+// CollectDir collects the sweep in dir (see Collect), writes its
+// results.json and, unless storePath is empty, stores the run in the
+// history store there (collecting again replaces it). alongside, unless
+// nil, is given the collected run while those are written (a report
+// made from it, kept until CollectDir has returned without an error); it
+// must not change the run. CollectDir returns when both are done.
+func CollectDir(dir string, opts CollectOptions, storePath string, alongside func(*Run)) (*Run, error) {
+	run, err := Collect(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if alongside != nil {
+		var wg sync.WaitGroup
+		wg.Go(func() { alongside(run) })
+		defer wg.Wait()
+	}
+	if storePath == "" {
+		return run, WriteRun(dir, run)
+	}
+	// results.json and the store hold the same bytes (a collected run has
+	// no notes): encoded once.
+	var b bytes.Buffer
+	if err := encodeRun(&b, run); err != nil {
+		return nil, err
+	}
+	if err := sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), b.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(storePath, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return run, st.put(run.ID, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// SelectRuns resolves a selection SEL: a sweep directory (its
+// results.json), a sweep id in the history store at storePath, or a
+// KEY=VALUE[,KEY=VALUE] selector over the stored runs.
+func SelectRuns(storePath, sel string) ([]*Run, error) {
+	if fi, err := os.Stat(filepath.Join(sel, sweep.ManifestFile)); err == nil && !fi.IsDir() {
+		r, err := ReadRun(sel)
+		if err != nil {
+			return nil, err
+		}
+		return []*Run{r}, nil
+	}
+	st, err := OpenStore(storePath, true)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a sweep directory, and %w", sel, err)
+	}
+	defer st.Close()
+	if strings.Contains(sel, "=") {
+		fs, err := ParseFilters(strings.Split(sel, ","))
+		if err != nil {
+			return nil, fail.Usagef("%v", err)
+		}
+		all, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		if runs := Select(all, fs); len(runs) > 0 {
+			return runs, nil
+		}
+		return nil, fail.Usagef("no stored run has cells matching %s", sel)
+	}
+	r, err := st.Get(sel)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+	}
+	return []*Run{r}, nil
+}
+
+// Latest returns the newest run in the store at storePath with that name
+// and ref, other than the run except; nil when there is none (no store
+// yet is none).
+func Latest(storePath, name, ref, except string) (*Run, error) {
+	all, err := StoredRuns(storePath, true)
+	if err != nil {
+		return nil, err
+	}
+	var best *Run
+	for _, r := range all {
+		if r.Name == name && r.Ref == ref && r.ID != except && (best == nil || r.CollectedAt.After(best.CollectedAt)) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// StoredRuns reads every run of the store at path, which is opened
+// read-only; with missingOK a store that does not exist yet has none.
+func StoredRuns(path string, missingOK bool) ([]*Run, error) {
+	if _, err := os.Stat(path); missingOK && errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	st, err := OpenStore(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Runs()
+}
