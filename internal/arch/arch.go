@@ -1,4 +1,116 @@
-// Package arch holds the test that keeps the package graph the way
-// docs/architecture.md draws it: each package imports only what its
-// line there allows. It has no code of its own.
+// Package arch keeps the package graph the way docs/architecture.md draws
+// it. Allowed is the allow-list: for every package of the module, the
+// packages of the module it may import (its non-test files; tests may
+// import more). Heavy says which third-party trees only some packages may
+// pull in, directly or not. The package's test checks the module against
+// both, and the doc's table against Allowed, line for line.
 package arch
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Module is the module path the package names below are relative to.
+const Module = "github.com/kvsweep/kvsweep/"
+
+// Allowed lists, for each package of the module, the packages of the
+// module its non-test files may import. A package missing here is an
+// error: a new package takes its place in the table on purpose.
+var Allowed = map[string][]string{
+	"cmd/kvsweep":        {"analysis", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "sweep", "testrun"},
+	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
+	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
+	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
+	"scheduler":          {"internal/fail", "internal/shq", "internal/table", "sweep"},
+	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
+	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
+	"result":             {"internal/jsonscan", "provenance", "sweep"},
+	"testrun":            {"internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep"},
+	"analysis":           {"internal/fail", "result", "testrun"},
+	"reports":            {"analysis", "internal/fail", "internal/table", "result", "testrun"},
+	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
+	"coord":              {"internal/fail"},
+	"provenance":         {},
+	"rules":              {},
+	"templates":          {},
+	"examples":           {},
+	"e2e":                {},
+	"internal/arch":      {},
+	"internal/etcdtest":  {},
+	"internal/fail":      {},
+	"internal/fill":      {},
+	"internal/golden":    {},
+	"internal/imagetest": {},
+	"internal/jsonscan":  {},
+	"internal/jsonsplit": {"internal/jsonscan"},
+	"internal/kubeid":    {},
+	"internal/names":     {},
+	"internal/shq":       {},
+	"internal/sweeptest": {"scheduler", "sweep"},
+	"internal/table":     {},
+	"internal/yamlpos":   {},
+}
+
+// Heavy lists third-party trees that only the packages named may import;
+// any other package has them only through one of those, so a package that
+// needs none of them links none of them: BuildKit and the registry client
+// belong to imagebuild (and the tests' image builder), etcd to coord,
+// client-go to the Kubernetes scheduler, the JSON Schema validator to
+// result.
+var Heavy = map[string][]string{
+	"github.com/moby/buildkit":               {"imagebuild"},
+	"github.com/google/go-containerregistry": {"imagebuild", "internal/imagetest"},
+	"go.etcd.io/etcd/client/v3":              {"coord"},
+	"github.com/kaptinlin/jsonschema":        {"result"},
+	"k8s.io/client-go":                       {"scheduler/k8s"},
+	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
+}
+
+// Package is what Check needs to know of one package: its path relative
+// to Module, the module packages its non-test files import, and every
+// package it depends on (go list's Deps).
+type Package struct {
+	Path    string
+	Imports []string // module packages, relative to Module
+	Deps    []string // full import paths
+}
+
+// Check returns one sentence per rule a package breaks: an import outside
+// its line of Allowed, a package with no line, or a heavy tree it depends
+// on though it is none of the tree's owners and depends on none of them.
+// Empty when the graph is as drawn.
+func Check(pkgs []Package, allowed map[string][]string, heavy map[string][]string) []string {
+	var out []string
+	for _, p := range pkgs {
+		may, ok := allowed[p.Path]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s has no line in the allow-list (internal/arch.Allowed, docs/architecture.md)", p.Path))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !slices.Contains(may, imp) {
+				out = append(out, fmt.Sprintf("%s imports %s, which its line does not allow (allowed: %s)", p.Path, imp, strings.Join(may, ", ")))
+			}
+		}
+		for _, d := range p.Deps {
+			for root, owners := range heavy {
+				if (d == root || strings.HasPrefix(d, root+"/")) && !slices.Contains(owners, p.Path) && !dependsOnAny(p, owners) {
+					out = append(out, fmt.Sprintf("%s depends on %s, which belongs to %s only", p.Path, d, strings.Join(owners, ", ")))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// dependsOnAny reports whether p depends on one of the module packages.
+func dependsOnAny(p Package, pkgs []string) bool {
+	return slices.ContainsFunc(p.Deps, func(d string) bool {
+		rel, ok := strings.CutPrefix(d, Module)
+		return ok && slices.Contains(pkgs, rel)
+	})
+}
