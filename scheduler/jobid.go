@@ -1,9 +1,3 @@
-// Package scheduler runs a rendered sweep: the Slurm client (sbatch,
-// squeue, sacct, scontrol and scancel behind the Scheduler interface), the
-// built-in local executor, exactly-once submission with crash recovery,
-// status, cancel and the choice of cells to resubmit. It needs only the
-// sweep directory (package sweep), never the spec: whatever rendered the
-// directory, this package runs it.
 package scheduler
 
 import (

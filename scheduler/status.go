@@ -71,7 +71,7 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 			continue
 		}
 		j := m.JobByName(s.Intent.Job)
-		for _, c := range cellsOf(m, s.Intent) {
+		for _, c := range m.CellsOf(s.Intent) {
 			cs := &out[pos[c.ID]]
 			cs.Attempt++
 			if cs.Task != "" {

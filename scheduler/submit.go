@@ -396,27 +396,8 @@ func SubmittedCells(m *sweep.Manifest, recs []sweep.Record) map[string]bool {
 		if s.Abandoned {
 			continue
 		}
-		for _, c := range cellsOf(m, s.Intent) {
+		for _, c := range m.CellsOf(s.Intent) {
 			out[c.ID] = true
-		}
-	}
-	return out
-}
-
-// cellsOf returns the manifest cells an intent covers.
-func cellsOf(m *sweep.Manifest, in sweep.Record) []sweep.Cell {
-	idx, err := sweep.ParseIndices(in.Indices)
-	if err != nil {
-		return nil
-	}
-	want := make(map[int]bool, len(idx))
-	for _, i := range idx {
-		want[i] = true
-	}
-	var out []sweep.Cell
-	for _, c := range m.Cells {
-		if c.Job == in.Job && want[c.Index] {
-			out = append(out, c)
 		}
 	}
 	return out

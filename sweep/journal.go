@@ -205,3 +205,23 @@ func NextSeq(recs []Record) int {
 	}
 	return n + 1
 }
+
+// CellsOf returns the manifest cells a journal record covers (an intent's
+// job and indices); none when its indices do not parse.
+func (m *Manifest) CellsOf(in Record) []Cell {
+	idx, err := ParseIndices(in.Indices)
+	if err != nil {
+		return nil
+	}
+	want := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		want[i] = true
+	}
+	var out []Cell
+	for _, c := range m.Cells {
+		if c.Job == in.Job && want[c.Index] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
