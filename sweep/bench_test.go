@@ -11,7 +11,7 @@ import (
 func BenchmarkReadManifest(b *testing.B) {
 	dir := os.Getenv("KVSWEEP_BENCH_SWEEP")
 	if dir == "" {
-		dir = "../reports/testdata/base"
+		dir = "../testrun/testdata/base"
 	}
 	b.ReportAllocs()
 	for b.Loop() {

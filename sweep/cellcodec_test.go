@@ -13,7 +13,7 @@ import (
 
 // manifestCells are the cells of the committed sweeps' manifests.
 func manifestCells(t testing.TB) []Cell {
-	paths, _ := filepath.Glob("../reports/testdata/*/manifest.json")
+	paths, _ := filepath.Glob("../testrun/testdata/*/manifest.json")
 	var cells []Cell
 	for _, p := range paths {
 		b, err := os.ReadFile(p)

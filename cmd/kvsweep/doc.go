@@ -20,7 +20,7 @@
 // executor), status follows it, collect reads every cell's result.json and
 // report turns runs into tables. status of a sweep that ran:
 //
-//	$ kvsweep status reports/testdata/mixed --scheduler local
+//	$ kvsweep status testrun/testdata/mixed --scheduler local
 //	 id           | name                                           | job | state     | exit  | elapsed  | nodes     | reason
 //	--------------+------------------------------------------------+-----+-----------+-------+----------+-----------+--------
 //	 7398c077bd4c | vllm-aggregated-qwen3.5-4b-sim-pass            | 1_0 | COMPLETED | 0:0   | 00:00:01 | localhost |

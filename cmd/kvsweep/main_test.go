@@ -26,7 +26,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
-			env.Setenv("SWEEPS", mustAbs(t, "../../reports/testdata"))
+			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
 			env.Setenv("KVSWEEP_STORE", env.WorkDir+"/history.db")
 			return nil
 		},

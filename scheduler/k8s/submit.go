@@ -18,9 +18,9 @@ import (
 	"github.com/kvsweep/kvsweep/internal/kubeid"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
-	"go.yaml.in/yaml/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 )
 
 // JobName is the Kubernetes name of a submission: a DNS label short
