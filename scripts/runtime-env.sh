@@ -27,7 +27,10 @@ PYXIS_VERSION=v0.24.0
 APPTAINER_VERSION=1.5.3
 CACHE=${KVSWEEP_RUNTIME_CACHE:-/var/cache/kvsweep/runtimes}
 ENROOT=$CACHE/enroot-$ENROOT_VERSION
-PYXIS=$CACHE/pyxis-$PYXIS_VERSION-slurm-$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null || echo none)
+# pyxis is built against the installed Slurm: its directory names that
+# version, read again once install has installed libslurm-dev.
+pyxis_dir() { echo "$CACHE/pyxis-$PYXIS_VERSION-slurm-$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null || true)"; }
+PYXIS=$(pyxis_dir)
 APPTAINER=$CACHE/apptainer-$APPTAINER_VERSION
 BASE=$KVSWEEP_TEST_BASE/runtimes
 DOCKER=$KVSWEEP_TEST_BASE/docker
@@ -106,6 +109,7 @@ build_apptainer() {
 
 install() {
 	apt_need "${PKGS[@]}"
+	PYXIS=$(pyxis_dir)
 	# One build at a time: runs on one machine share the cache.
 	mkdir -p "$CACHE"
 	exec 9>"$CACHE/.lock"
