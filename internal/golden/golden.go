@@ -1,5 +1,8 @@
 // Package golden compares test output with a file in testdata, and with
-// -update rewrites the file instead. Tests only.
+// -update rewrites the file instead. A mismatch prints a unified diff and
+// leaves the output beside the golden file as NAME.got, to look at or to
+// diff with other tools; a match removes a NAME.got left earlier. Tests
+// only.
 package golden
 
 import (
@@ -8,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
 )
 
 // Update is the -update flag of the tests that import this package.
@@ -30,7 +35,14 @@ func Check(t testing.TB, path string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (go test -run %s -update creates it)", err, t.Name())
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -run %s -update rewrites it; review the diff):\n%s", path, t.Name(), got)
+	if bytes.Equal(got, want) {
+		os.Remove(path + ".got")
+		return
 	}
+	kept := "the output is in " + path + ".got"
+	if err := os.WriteFile(path+".got", got, 0o644); err != nil {
+		kept = "the output could not be kept: " + err.Error()
+	}
+	t.Errorf("%s differs from the output (%s; go test -run %s -update rewrites the golden file: review the diff):\n%s",
+		path, kept, t.Name(), diff.Diff(path, want, path+".got", got))
 }
