@@ -82,9 +82,11 @@ for conf in "$SLURM_CONF" "$work/slurm-250.conf"; do
 	kv_ms=$(median "${kvs[@]}")
 	raw_ms=$(median "${raws[@]}")
 	[ -n "${first_ms:-}" ] || first_ms=$kv_ms
-	echo "MaxArraySize $limit: kvsweep submit:      $(stats "${kvs[@]}"), $calls sbatch call(s)" >>"$work/submit.txt"
-	echo "MaxArraySize $limit: the same sbatch calls: $(stats "${raws[@]}")" >>"$work/submit.txt"
-	echo "MaxArraySize $limit: ratio submit/floor:  $(awk -v a="$kv_ms" -v b="$raw_ms" 'BEGIN {printf "%.2fx", a / b}') (target: at most 1.5x)" >>"$work/submit.txt"
+	{
+		echo "MaxArraySize $limit: kvsweep submit:      $(stats "${kvs[@]}"), $calls sbatch call(s)"
+		echo "MaxArraySize $limit: the same sbatch calls: $(stats "${raws[@]}")"
+		echo "MaxArraySize $limit: ratio submit/floor:  $(awk -v a="$kv_ms" -v b="$raw_ms" 'BEGIN {printf "%.2fx", a / b}') (target: at most 1.5x)"
+	} >>"$work/submit.txt"
 done
 "$work/kvsweep" render "$work/spec.yaml" --out "$work/arrays" >/dev/null
 "$work/kvsweep" submit "$work/arrays" --scheduler slurm --hold >/dev/null

@@ -123,7 +123,7 @@ func cacheEntry(spec string) (client.CacheOptionsEntry, error) {
 	for _, kv := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return e, fmt.Errorf("cache %q: expected type=registry,ref=... or type=local,src=|dest=...", spec)
+			return e, fmt.Errorf("cache %q: expected type=registry,ref=REF or type=local with src=DIR or dest=DIR", spec)
 		}
 		if k == "type" {
 			e.Type = v

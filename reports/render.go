@@ -314,10 +314,7 @@ func WriteHistory(w io.Writer, format string, rows []analysis.HistoryRow, figure
 		if format == "markdown" {
 			b.WriteString("## Run history\n\n")
 		}
-		header := []string{"date", "sweep", "topology", "engine", "image", "revisions", "cases passed"}
-		for _, f := range figures {
-			header = append(header, f)
-		}
+		header := append([]string{"date", "sweep", "topology", "engine", "image", "revisions", "cases passed"}, figures...)
 		out := make([][]string, len(rows))
 		for i, r := range rows {
 			passed := fmt.Sprintf("%d/%d", r.Passed, r.Total)

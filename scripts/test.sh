@@ -82,9 +82,20 @@ started+=(scripts/k8s-env.sh)
 scripts/k8s-env.sh start
 eval "$(scripts/k8s-env.sh env)"
 
-echo "test.sh: go vet" >&2
+echo "test.sh: go vet, staticcheck, shellcheck" >&2
 go vet ./...
 go vet -tags lite ./cmd/kvsweep
+# staticcheck (its default checks, unused and simple among them), pinned
+# here and built once into .tools/bin like the other tools.
+STATICCHECK_VERSION=v0.8.2
+if ! .tools/bin/staticcheck -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+	GOBIN=$PWD/.tools/bin go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+.tools/bin/staticcheck ./...
+.tools/bin/staticcheck -tags lite ./cmd/kvsweep
+# Every shell script of the project's own (rendered job scripts are
+# checked by render's tests).
+shellcheck -x .ci/run scripts/*.sh bench/*.sh examples/harness/*.sh e2e/testdata/*.sh testrun/testdata/generate.sh
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Store is the run history: an embedded bbolt database (one file, no
@@ -49,7 +50,7 @@ func OpenStore(path string, readOnly bool) (*Store, error) {
 	}
 	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 2 * time.Minute, ReadOnly: readOnly})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("history store %s: still locked by another kvsweep after 2 minutes", path)
 		}
 		return nil, fmt.Errorf("history store %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -143,7 +144,7 @@ func PushBase(t testing.TB, ref, variant string) string {
 		_, _ = tw.Write([]byte(variant))
 	}
 	_ = tw.Close()
-	layer, err := tarball.LayerFromReader(bytes.NewReader(buf.Bytes()))
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
