@@ -46,17 +46,9 @@ type Result struct {
 
 // Build builds the image of r through buildkitd.
 func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
-	o := &options{addr: os.Getenv("BUILDKIT_HOST"), progress: progressui.QuietMode, progressOut: io.Discard, connect: 10 * time.Second}
-	for _, opt := range opts {
-		if err := opt(o); err != nil {
-			return nil, err
-		}
-	}
-	if o.addr == "" {
-		o.addr = DefaultAddr
-	}
-	if len(o.outputs) == 0 {
-		return nil, errors.New("no output: push to a registry, or write oci:FILE, docker:FILE or squashfs:FILE")
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	c, bkVersion, err := connect(ctx, o.addr, o.connect)
 	if err != nil {
@@ -70,53 +62,94 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	revJSON, err := json.MarshalIndent(plan.Revisions, "", "  ")
+	solve := client.SolveOpt{
+		Frontend:      "dockerfile.v0",
+		FrontendAttrs: plan.FrontendAttrs,
+		CacheExports:  o.cacheTo,
+		CacheImports:  o.cacheFrom,
+	}
+	if err := localMounts(&solve, r, plan, tmp); err != nil {
+		return nil, err
+	}
+	squash := exports(&solve, o, r, plan, tmp)
+	cfg := config.LoadDefaultConfigFile(io.Discard)
+	solve.Session = []session.Attachable{authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
+		AuthConfigProvider: authprovider.LoadAuthConfig(cfg)})}
+	resp, err := runSolve(ctx, c, solve, o)
 	if err != nil {
 		return nil, err
 	}
+	res := &Result{Digest: resp.ExporterResponse["containerimage.digest"], Revisions: plan.Revisions, Outputs: o.outputs}
+	return res, writeOutputs(ctx, res, o, squash)
+}
+
+// buildOptions applies Build's options over its defaults.
+func buildOptions(opts []Option) (*options, error) {
+	o := &options{addr: os.Getenv("BUILDKIT_HOST"), progress: progressui.QuietMode, progressOut: io.Discard, connect: 10 * time.Second}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.addr == "" {
+		o.addr = DefaultAddr
+	}
+	if len(o.outputs) == 0 {
+		return nil, errors.New("no output: push to a registry, or write oci:FILE, docker:FILE or squashfs:FILE")
+	}
+	return o, nil
+}
+
+// localMounts writes what the build reads from this machine under tmp
+// (source-revisions.json, the embedded Dockerfile unless the pins name
+// one) and mounts it with the KVCR checkout as the solve's local sources.
+func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) error {
+	revJSON, err := json.MarshalIndent(plan.Revisions, "", "  ")
+	if err != nil {
+		return err
+	}
 	provDir := filepath.Join(tmp, "provenance")
 	if err := os.MkdirAll(provDir, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(provDir, "source-revisions.json"), append(revJSON, '\n'), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	dfPath := r.Dockerfile
 	if dfPath == "" {
 		dfPath = filepath.Join(tmp, "dockerfile", "Dockerfile")
 		if err := os.MkdirAll(filepath.Dir(dfPath), 0o755); err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.WriteFile(dfPath, templates.QuickStartDockerfile(), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	mounts := map[string]string{"dockerfile": filepath.Dir(dfPath), "provenance": provDir}
 	if kv := r.Revisions[KVCR]; kv.Path != "" {
 		mounts["context"] = kv.Path
 	}
-	solve := client.SolveOpt{
-		Frontend:      "dockerfile.v0",
-		FrontendAttrs: plan.FrontendAttrs,
-		LocalMounts:   map[string]fsutil.FS{},
-		CacheExports:  o.cacheTo,
-		CacheImports:  o.cacheFrom,
-	}
 	solve.FrontendAttrs["filename"] = filepath.Base(dfPath)
+	solve.LocalMounts = map[string]fsutil.FS{}
 	for name, dir := range mounts {
 		fs, err := fsutil.NewFS(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+			return fmt.Errorf("%s: %w", dir, err)
 		}
 		if name == "context" {
 			// The checkout's .git differs between clones of one commit.
 			if fs, err = fsutil.NewFilterFS(fs, &fsutil.FilterOpt{ExcludePatterns: []string{".git"}}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		solve.LocalMounts[name] = fs
 	}
-	squash := ""
+	return nil
+}
+
+// exports adds an exporter per output; it returns the directory the
+// root file system is exported to for squashfs outputs ("" if none).
+func exports(solve *client.SolveOpt, o *options, r *Resolved, plan *Plan, tmp string) (squash string) {
 	for _, out := range o.outputs {
 		attrs := map[string]string{"rewrite-timestamp": "true"}
 		if o.dockerMediaTypes {
@@ -148,10 +181,11 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 			solve.Exports = append(solve.Exports, client.ExportEntry{Type: client.ExporterLocal, OutputDir: squash})
 		}
 	}
-	cfg := config.LoadDefaultConfigFile(io.Discard)
-	solve.Session = []session.Attachable{authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
-		AuthConfigProvider: authprovider.LoadAuthConfig(cfg)})}
+	return squash
+}
 
+// runSolve runs the solve while the progress display follows it.
+func runSolve(ctx context.Context, c *client.Client, solve client.SolveOpt, o *options) (*client.SolveResponse, error) {
 	display, err := progressui.NewDisplay(o.progressOut, o.progress)
 	if err != nil {
 		return nil, err
@@ -171,12 +205,17 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	if err := eg.Wait(); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}
-	res := &Result{Digest: resp.ExporterResponse["containerimage.digest"], Revisions: plan.Revisions, Outputs: o.outputs}
+	return resp, nil
+}
+
+// writeOutputs makes the squashfs files from the exported root file
+// system and writes the metadata file, once the solve is done.
+func writeOutputs(ctx context.Context, res *Result, o *options, squash string) error {
 	if squash != "" {
 		for _, out := range o.outputs {
 			if out.Kind == "squashfs" {
 				if err := mksquashfs(ctx, squash, out.Dest); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
@@ -184,13 +223,13 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	if o.metadataFile != "" {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.WriteFile(o.metadataFile, append(b, '\n'), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // connect dials buildkitd and asks its version, so an unreachable daemon

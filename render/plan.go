@@ -20,6 +20,42 @@ func Plan(spec *matrix.Spec, cells []matrix.Cell, opts Options) (*sweep.Manifest
 }
 
 func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Options) (*sweep.Manifest, error) {
+	m := header(spec, opts)
+	placed, err := reuse(m, old, cells)
+	if err != nil {
+		return nil, err
+	}
+	if m.SweepID == "" {
+		m.SweepID = sweep.NewID(spec.Name)
+	}
+	if err := sweep.CheckID(m.SweepID); err != nil {
+		return nil, err
+	}
+	p := &packer{m: m, spec: spec, opts: opts, used: map[string]bool{}, open: map[string]int{}}
+	for _, j := range m.Jobs {
+		p.used[j.Name] = true
+	}
+	m.Cells = make([]sweep.Cell, 0, len(cells))
+	for i := range cells {
+		c := &cells[i]
+		sc := sweep.Cell{
+			ID: c.ID, Name: c.Name, Params: c.Params, Cases: c.Cases,
+			Engine: c.Engine, Topology: c.Topology, Geometry: c.Geometry, Kind: c.Kind,
+			Dir: sweep.CellsDir + "/" + c.ID, Argv: c.Argv,
+		}
+		if pl, ok := placed[c.ID]; ok {
+			sc.Job, sc.Index = pl.Job, pl.Index
+		} else {
+			sc.Job, sc.Index = p.place(c)
+		}
+		m.Cells = append(m.Cells, sc)
+	}
+	return m, nil
+}
+
+// header is the manifest's sweep-wide part: what the spec and the render
+// options say of every cell.
+func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	m := &sweep.Manifest{
 		SchemaVersion: sweep.SchemaVersion,
 		SweepID:       opts.SweepID,
@@ -41,125 +77,126 @@ func plan(spec *matrix.Spec, cells []matrix.Cell, old *sweep.Manifest, opts Opti
 	m.RetryInfra = spec.Retry.Infra
 	m.ResultAdapter = spec.Harness.ResultAdapter
 	m.Native = native(spec.Harness.Native)
+	return m
+}
+
+// reuse keeps what an earlier render of the directory (old, nil for none)
+// placed: its sweep id, its jobs, and each cell's job and index, by cell
+// id. A spec that lost cells the directory holds is refused.
+func reuse(m, old *sweep.Manifest, cells []matrix.Cell) (map[string]sweep.Cell, error) {
 	placed := map[string]sweep.Cell{}
-	if old != nil {
-		if m.SweepID != "" && m.SweepID != old.SweepID {
-			return nil, fmt.Errorf("the directory holds sweep %s; it cannot be rendered as sweep %s", old.SweepID, m.SweepID)
-		}
-		m.SweepID = old.SweepID
-		have := make(map[string]bool, len(cells))
-		for _, c := range cells {
-			have[c.ID] = true
-		}
-		var dropped []string
-		for _, c := range old.Cells {
-			if !have[c.ID] {
-				dropped = append(dropped, c.Name+" ("+c.ID+")")
-			}
-			placed[c.ID] = c
-		}
-		if len(dropped) > 0 {
-			if len(dropped) > 5 {
-				dropped = append(dropped[:5], fmt.Sprintf("and %d more", len(dropped)-5))
-			}
-			return nil, fmt.Errorf("the spec no longer has %d cell(s) this sweep directory holds: %s; render into a new directory", len(dropped), strings.Join(dropped, ", "))
-		}
-		m.Jobs = append(m.Jobs, old.Jobs...)
+	if old == nil {
+		return placed, nil
 	}
-	if m.SweepID == "" {
-		m.SweepID = sweep.NewID(spec.Name)
+	if m.SweepID != "" && m.SweepID != old.SweepID {
+		return nil, fmt.Errorf("the directory holds sweep %s; it cannot be rendered as sweep %s", old.SweepID, m.SweepID)
 	}
-	if err := sweep.CheckID(m.SweepID); err != nil {
-		return nil, err
+	m.SweepID = old.SweepID
+	have := make(map[string]bool, len(cells))
+	for _, c := range cells {
+		have[c.ID] = true
 	}
-	used := map[string]bool{}
-	for _, j := range m.Jobs {
-		used[j.Name] = true
+	var dropped []string
+	for _, c := range old.Cells {
+		if !have[c.ID] {
+			dropped = append(dropped, c.Name+" ("+c.ID+")")
+		}
+		placed[c.ID] = c
 	}
-	newJob := func(c *matrix.Cell, array bool) *sweep.Job {
-		base := c.Topology
-		e := spec.Engines[c.Engine]
-		if e.OwnJob() {
-			base += "-" + c.Engine
+	if len(dropped) > 0 {
+		if len(dropped) > 5 {
+			dropped = append(dropped[:5], fmt.Sprintf("and %d more", len(dropped)-5))
 		}
-		name := base
-		if !array {
-			name = base + "." + c.ID
-		}
-		for k := 1; used[name]; k++ {
-			name = base + "." + strconv.Itoa(k)
-		}
-		used[name] = true
-		j := sweep.Job{
-			Name:     name,
-			Script:   sweep.JobsDir + "/" + name + ".sbatch",
-			Topology: c.Topology,
-			Kind:     c.Kind,
-			Res: sweep.Resources{
-				Nodes:       c.Resources.Nodes,
-				GPUsPerNode: c.Resources.GPUsPerNode,
-				CPUsPerTask: c.Resources.CPUsPerTask,
-				Mem:         c.Resources.Mem,
-				TimeLimit:   matrix.SlurmTime(c.Resources.Time),
-				TimeSeconds: int64(c.Resources.Time.Seconds()),
-			},
-		}
-		if e.OwnJob() {
-			j.Engine = c.Engine
-			if e.Image != "" {
-				j.Image = cmp.Or(opts.EngineImages[c.Engine], e.Image)
-			}
-			j.Expect = e.Expect
-		}
-		j.Array = array
-		if spec.Scheduler == "k8s" {
-			// The pod runs the script; the Job around it is an object of its own.
-			j.Script = sweep.JobsDir + "/" + name + ".sh"
-			j.Object = sweep.JobsDir + "/" + name + ".job.yaml"
-		}
-		j.Table = sweep.JobsDir + "/" + name + ".cells"
-		j.Args = sweep.JobsDir + "/" + name + ".args"
-		m.Jobs = append(m.Jobs, j)
-		return &m.Jobs[len(m.Jobs)-1]
+		return nil, fmt.Errorf("the spec no longer has %d cell(s) this sweep directory holds: %s; render into a new directory", len(dropped), strings.Join(dropped, ", "))
 	}
-	open := map[string]int{} // topology (and engine) -> index in m.Jobs of the array being filled
-	m.Cells = make([]sweep.Cell, 0, len(cells))
-	for i := range cells {
-		c := &cells[i]
-		sc := sweep.Cell{
-			ID: c.ID, Name: c.Name, Params: c.Params, Cases: c.Cases,
-			Engine: c.Engine, Topology: c.Topology, Geometry: c.Geometry, Kind: c.Kind,
-			Dir: sweep.CellsDir + "/" + c.ID, Argv: c.Argv,
-		}
-		if p, ok := placed[c.ID]; ok {
-			sc.Job, sc.Index = p.Job, p.Index
-			m.Cells = append(m.Cells, sc)
-			continue
-		}
-		// On Kubernetes a two-node cell is a Job of its own: its two pods
-		// are the Job's two indexes.
-		if opts.NoArray || spec.Scheduler == "k8s" && c.Kind == "two-node" {
-			j := newJob(c, false)
-			j.Count = 1
-			sc.Job, sc.Index = j.Name, 0
-			m.Cells = append(m.Cells, sc)
-			continue
-		}
-		key := c.Topology
-		if spec.Engines[c.Engine].OwnJob() {
-			key += "\x00" + c.Engine
-		}
-		ji, ok := open[key]
-		if !ok || m.Jobs[ji].Count >= opts.MaxArraySize {
-			newJob(c, true)
-			ji = len(m.Jobs) - 1
-			open[key] = ji
-		}
-		sc.Job, sc.Index = m.Jobs[ji].Name, m.Jobs[ji].Count
-		m.Jobs[ji].Count++
-		m.Cells = append(m.Cells, sc)
+	m.Jobs = append(m.Jobs, old.Jobs...)
+	return placed, nil
+}
+
+// packer places new cells into jobs: arrays of one topology (and engine,
+// for an engine with a job of its own) up to MaxArraySize, or a job per
+// cell where arrays are not used.
+type packer struct {
+	m    *sweep.Manifest
+	spec *matrix.Spec
+	opts Options
+	used map[string]bool // job names taken
+	open map[string]int  // topology (and engine) -> index in m.Jobs of the array being filled
+}
+
+// place returns the job and index of a new cell, making a job when none
+// has room.
+func (p *packer) place(c *matrix.Cell) (job string, index int) {
+	// On Kubernetes a two-node cell is a Job of its own: its two pods
+	// are the Job's two indexes.
+	if p.opts.NoArray || p.spec.Scheduler == "k8s" && c.Kind == "two-node" {
+		j := p.newJob(c, false)
+		j.Count = 1
+		return j.Name, 0
 	}
-	return m, nil
+	key := c.Topology
+	if p.spec.Engines[c.Engine].OwnJob() {
+		key += "\x00" + c.Engine
+	}
+	ji, ok := p.open[key]
+	if !ok || p.m.Jobs[ji].Count >= p.opts.MaxArraySize {
+		p.newJob(c, true)
+		ji = len(p.m.Jobs) - 1
+		p.open[key] = ji
+	}
+	j := &p.m.Jobs[ji]
+	j.Count++
+	return j.Name, j.Count - 1
+}
+
+// newJob adds a job for c's topology (and engine) under a name not taken
+// yet: the topology for the first array, TOPOLOGY.N for the next ones,
+// TOPOLOGY.CELL for a job of one cell.
+func (p *packer) newJob(c *matrix.Cell, array bool) *sweep.Job {
+	base := c.Topology
+	e := p.spec.Engines[c.Engine]
+	if e.OwnJob() {
+		base += "-" + c.Engine
+	}
+	name := base
+	if !array {
+		name = base + "." + c.ID
+	}
+	for k := 1; p.used[name]; k++ {
+		name = base + "." + strconv.Itoa(k)
+	}
+	p.used[name] = true
+	j := sweep.Job{
+		Name:     name,
+		Script:   sweep.JobsDir + "/" + name + ".sbatch",
+		Topology: c.Topology,
+		Kind:     c.Kind,
+		Res: sweep.Resources{
+			Nodes:       c.Resources.Nodes,
+			GPUsPerNode: c.Resources.GPUsPerNode,
+			CPUsPerTask: c.Resources.CPUsPerTask,
+			Mem:         c.Resources.Mem,
+			TimeLimit:   matrix.SlurmTime(c.Resources.Time),
+			TimeSeconds: int64(c.Resources.Time.Seconds()),
+		},
+	}
+	if e.OwnJob() {
+		j.Engine = c.Engine
+		if e.Image != "" {
+			j.Image = cmp.Or(p.opts.EngineImages[c.Engine], e.Image)
+		}
+		j.Expect = e.Expect
+	}
+	j.Array = array
+	if p.spec.Scheduler == "k8s" {
+		// The pod runs the script; the Job around it is an object of its own.
+		j.Script = sweep.JobsDir + "/" + name + ".sh"
+		j.Object = sweep.JobsDir + "/" + name + ".job.yaml"
+	}
+	j.Table = sweep.JobsDir + "/" + name + ".cells"
+	j.Args = sweep.JobsDir + "/" + name + ".args"
+	p.m.Jobs = append(p.m.Jobs, j)
+	return &p.m.Jobs[len(p.m.Jobs)-1]
 }
 
 // validity is the spec's rules and verdict policy as the manifest records
