@@ -172,12 +172,53 @@ func shortCommit(c string) string {
 
 // historyCharts makes one chart per metric and case with a value in any run.
 func historyCharts(runs []*testrun.Run, changed []string) []chartView {
-	type chartKey struct{ metric, cs string }
-	type acc struct {
-		unit, dir string
-		series    map[string][][]float64 // series -> per run samples
+	all := chartSamples(runs)
+	keys := slices.SortedFunc(maps.Keys(all), func(a, b chartKey) int {
+		return strings.Compare(a.metric+"\x00"+a.cs, b.metric+"\x00"+b.cs)
+	})
+	xOf := func(i int) float64 {
+		if len(runs) == 1 {
+			return float64(plotL+plotR) / 2
+		}
+		return plotL + float64(i)*float64(plotR-plotL)/float64(len(runs)-1)
 	}
-	all := map[chartKey]*acc{}
+	var out []chartView
+	for n, k := range keys {
+		a := all[k]
+		cv := chartView{ID: fmt.Sprintf("chart-%d", n), Metric: k.metric, Case: k.cs, Unit: a.unit, Direction: a.dir,
+			W: chartW, H: chartH, L: plotL, R: plotR, T: plotT, B: plotB}
+		cv.YTitle = k.metric
+		if a.unit != "" {
+			cv.YTitle += " (" + a.unit + ")"
+		}
+		lo, hi := cv.addSeries(a, len(runs))
+		var yOf func(float64) float64
+		cv.YTicks, yOf = yAxis(lo, hi)
+		cv.XTicks = xTicks(runs, xOf)
+		cv.Changes = changeMarks(changed, xOf)
+		for _, s := range cv.Series {
+			cv.Regressions += s.draw(runs, a, xOf, yOf)
+		}
+		cv.Rows = valueRows(runs, changed, cv.Series, a.dir)
+		out = append(out, cv)
+	}
+	return out
+}
+
+// chartKey names a chart: a metric of a test case.
+type chartKey struct{ metric, cs string }
+
+// samples are one chart's values: per series (a cell, repeats merged),
+// per run, the values of its cells.
+type samples struct {
+	unit, dir string
+	series    map[string][][]float64
+}
+
+// chartSamples gathers the values of every metric of every case of the
+// runs' cells that have a result.
+func chartSamples(runs []*testrun.Run) map[chartKey]*samples {
+	all := map[chartKey]*samples{}
 	for i, r := range runs {
 		for _, c := range r.Cells {
 			if c.Outcome != testrun.OK && c.Outcome != testrun.HarnessFailed {
@@ -189,7 +230,7 @@ func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 					k := chartKey{met.Name, cs.ID}
 					a := all[k]
 					if a == nil {
-						a = &acc{unit: met.Unit, dir: met.Direction, series: map[string][][]float64{}}
+						a = &samples{unit: met.Unit, dir: met.Direction, series: map[string][][]float64{}}
 						all[k] = a
 					}
 					if a.series[name] == nil {
@@ -200,104 +241,104 @@ func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 			}
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(all), func(a, b chartKey) int {
-		return strings.Compare(a.metric+"\x00"+a.cs, b.metric+"\x00"+b.cs)
-	})
-	var out []chartView
-	for n, k := range keys {
-		a := all[k]
-		cv := chartView{ID: fmt.Sprintf("chart-%d", n), Metric: k.metric, Case: k.cs, Unit: a.unit, Direction: a.dir,
-			W: chartW, H: chartH, L: plotL, R: plotR, T: plotT, B: plotB}
-		cv.YTitle = k.metric
-		if a.unit != "" {
-			cv.YTitle += " (" + a.unit + ")"
+	return all
+}
+
+// addSeries adds a series per cell, its value per run the median of the
+// run's samples (NaN where it has none), and returns the values' range.
+func (cv *chartView) addSeries(a *samples, runs int) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for si, name := range slices.Sorted(maps.Keys(a.series)) {
+		s := &series{Name: name, Color: palette[si%len(palette)], vals: make([]float64, runs)}
+		if si >= len(palette) {
+			s.Dash = "6 3"
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for si, name := range slices.Sorted(maps.Keys(a.series)) {
-			s := &series{Name: name, Color: palette[si%len(palette)], vals: make([]float64, len(runs))}
-			if si >= len(palette) {
-				s.Dash = "6 3"
-			}
-			for i, xs := range a.series[name] {
-				s.vals[i] = math.NaN()
-				if len(xs) > 0 {
-					s.vals[i] = analysis.Median(xs)
-					lo, hi = math.Min(lo, s.vals[i]), math.Max(hi, s.vals[i])
-				}
-			}
-			cv.Series = append(cv.Series, s)
-		}
-		var yOf func(float64) float64
-		cv.YTicks, yOf = yAxis(lo, hi)
-		xOf := func(i int) float64 {
-			if len(runs) == 1 {
-				return float64(plotL+plotR) / 2
-			}
-			return plotL + float64(i)*float64(plotR-plotL)/float64(len(runs)-1)
-		}
-		cv.XTicks = xTicks(runs, xOf)
-		for i := 1; i < len(runs); i++ {
-			if changed[i] != "" {
-				m := mark{X: (xOf(i-1) + xOf(i)) / 2, Label: changed[i], Anchor: "start", DX: 3}
-				if m.X > (plotL+plotR)/2 {
-					m.Anchor, m.DX = "end", -3
-				}
-				for _, part := range strings.Split(changed[i], ", ") {
-					name, rest, _ := strings.Cut(part, " ")
-					_, to, _ := strings.Cut(rest, "→")
-					m.Lines = append(m.Lines, name+"→"+to)
-				}
-				cv.Changes = append(cv.Changes, m)
+		for i, xs := range a.series[name] {
+			s.vals[i] = math.NaN()
+			if len(xs) > 0 {
+				s.vals[i] = analysis.Median(xs)
+				lo, hi = math.Min(lo, s.vals[i]), math.Max(hi, s.vals[i])
 			}
 		}
-		for _, s := range cv.Series {
-			var path strings.Builder
-			prev := math.NaN()
-			for i, v := range s.vals {
-				if math.IsNaN(v) {
-					continue
-				}
-				x, y := xOf(i), yOf(v)
-				cmd := "L"
-				if path.Len() == 0 {
-					cmd = "M"
-				}
-				fmt.Fprintf(&path, "%s%.1f %.1f", cmd, x, y)
-				worse := !math.IsNaN(prev) && isWorse(a.dir, prev, v)
-				if worse {
-					cv.Regressions++
-				}
-				if worse || len(runs) <= maxPointMarks {
-					title := fmt.Sprintf("%s %s: %s %s", s.Name, runs[i].ID, num(v), a.unit)
-					if worse {
-						title += fmt.Sprintf(" — regression from %s (%+.1f%%)", num(prev), (v-prev)/math.Abs(prev)*100)
-					}
-					s.Points = append(s.Points, point{X: x, Y: y, Title: title, Worse: worse})
-				}
-				prev = v
-			}
-			s.Path = path.String()
+		cv.Series = append(cv.Series, s)
+	}
+	return lo, hi
+}
+
+// changeMarks marks, between two runs, what changed from one to the next.
+func changeMarks(changed []string, xOf func(int) float64) []mark {
+	var out []mark
+	for i := 1; i < len(changed); i++ {
+		if changed[i] == "" {
+			continue
 		}
-		// The values behind the chart, newest first.
-		for i := len(runs) - 1; i >= 0; i-- {
-			row := valueRow{Date: runs[i].Date().Format(fullStamp), Sweep: runs[i].ID, Changed: changed[i]}
-			for _, s := range cv.Series {
-				v := s.vals[i]
-				if math.IsNaN(v) {
-					row.Cells = append(row.Cells, valueCell{Text: "–"})
-					continue
-				}
-				p := math.NaN()
-				for j := i - 1; j >= 0 && math.IsNaN(p); j-- {
-					p = s.vals[j]
-				}
-				row.Cells = append(row.Cells, valueCell{Text: num(v), Worse: !math.IsNaN(p) && isWorse(a.dir, p, v)})
-			}
-			cv.Rows = append(cv.Rows, row)
+		m := mark{X: (xOf(i-1) + xOf(i)) / 2, Label: changed[i], Anchor: "start", DX: 3}
+		if m.X > (plotL+plotR)/2 {
+			m.Anchor, m.DX = "end", -3
 		}
-		out = append(out, cv)
+		for _, part := range strings.Split(changed[i], ", ") {
+			name, rest, _ := strings.Cut(part, " ")
+			_, to, _ := strings.Cut(rest, "→")
+			m.Lines = append(m.Lines, name+"→"+to)
+		}
+		out = append(out, m)
 	}
 	return out
+}
+
+// draw makes the series' line and its points (every point of a short
+// history, regressions always) and returns how many regressions it has.
+func (s *series) draw(runs []*testrun.Run, a *samples, xOf func(int) float64, yOf func(float64) float64) (regressions int) {
+	var path strings.Builder
+	prev := math.NaN()
+	for i, v := range s.vals {
+		if math.IsNaN(v) {
+			continue
+		}
+		x, y := xOf(i), yOf(v)
+		cmd := "L"
+		if path.Len() == 0 {
+			cmd = "M"
+		}
+		fmt.Fprintf(&path, "%s%.1f %.1f", cmd, x, y)
+		worse := !math.IsNaN(prev) && isWorse(a.dir, prev, v)
+		if worse {
+			regressions++
+		}
+		if worse || len(runs) <= maxPointMarks {
+			title := fmt.Sprintf("%s %s: %s %s", s.Name, runs[i].ID, num(v), a.unit)
+			if worse {
+				title += fmt.Sprintf(" — regression from %s (%+.1f%%)", num(prev), (v-prev)/math.Abs(prev)*100)
+			}
+			s.Points = append(s.Points, point{X: x, Y: y, Title: title, Worse: worse})
+		}
+		prev = v
+	}
+	s.Path = path.String()
+	return regressions
+}
+
+// valueRows are the values behind a chart, newest run first, a value
+// worse than the series' previous one marked.
+func valueRows(runs []*testrun.Run, changed []string, ss []*series, dir string) []valueRow {
+	var rows []valueRow
+	for i := len(runs) - 1; i >= 0; i-- {
+		row := valueRow{Date: runs[i].Date().Format(fullStamp), Sweep: runs[i].ID, Changed: changed[i]}
+		for _, s := range ss {
+			v := s.vals[i]
+			if math.IsNaN(v) {
+				row.Cells = append(row.Cells, valueCell{Text: "–"})
+				continue
+			}
+			p := math.NaN()
+			for j := i - 1; j >= 0 && math.IsNaN(p); j-- {
+				p = s.vals[j]
+			}
+			row.Cells = append(row.Cells, valueCell{Text: num(v), Worse: !math.IsNaN(p) && isWorse(dir, p, v)})
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // isWorse reports whether v is worse than prev by more than RegressionStep
