@@ -83,6 +83,55 @@ func Render(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job, opts Options) ([]
 
 func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, error) {
 	k := spec.Kubernetes
+	labels := jobLabels(m, j)
+	env, err := podEnv(spec, j)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := podSpec(k, m, j, env)
+	if err != nil {
+		return nil, err
+	}
+	count := int32(j.Count)
+	if j.Kind == "two-node" {
+		// Two pods, never on one node: index 0 is the head.
+		count = 2
+		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey:   "kubernetes.io/hostname",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{kubeid.LabelJob: labels[kubeid.LabelJob]}},
+			}}}}
+	}
+	job := &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   k.Namespace,
+			Labels:      labels,
+			Annotations: map[string]string{kubeid.AnnotationJob: j.Name},
+		},
+		Spec: batchv1.JobSpec{
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Completions:    ptr.To(count),
+			Parallelism:    ptr.To(count),
+			// kvsweep decides what runs again (resubmit, retry.infra): a
+			// failed index is not retried, and never stops the others.
+			BackoffLimitPerIndex: ptr.To[int32](0),
+			// A pod is replaced only once it has fully ended, so a cell
+			// never runs twice at once.
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       pod,
+			},
+		},
+	}
+	return job, nil
+}
+
+
+// jobLabels are the labels of a job's Job and pods: kvsweep's, the sweep's
+// and the job's, and the cell's for a Job of one cell.
+func jobLabels(m *sweep.Manifest, j sweep.Job) map[string]string {
 	labels := map[string]string{kubeid.LabelManaged: "kvsweep", kubeid.LabelSweep: kubeid.LabelValue(m.SweepID), kubeid.LabelJob: kubeid.LabelValue(j.Name)}
 	if !j.Array {
 		// A Job of one cell names it; an array's pods are told apart by
@@ -93,6 +142,15 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 			}
 		}
 	}
+	return labels
+}
+
+// podEnv is the container's environment: what a submission fills in, the
+// pod's node and address, and the spec's secrets by name. A name env.pass
+// forwards must be one of them: no pod sees the environment kvsweep
+// submit runs in.
+func podEnv(spec *matrix.Spec, j sweep.Job) ([]corev1.EnvVar, error) {
+	k := spec.Kubernetes
 	env := []corev1.EnvVar{
 		{Name: kubeid.EnvSweepDir},
 		{Name: kubeid.EnvJob, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-name']"}}},
@@ -102,8 +160,7 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 	if j.Array {
 		env = append(env, corev1.EnvVar{Name: kubeid.EnvTasks}, corev1.EnvVar{Name: kubeid.EnvOffset, Value: "0"})
 	}
-	// Secrets by name; env.pass names need one, as no pod sees the
-	// environment kvsweep submit runs in.
+	// Secrets by name.
 	secret := map[string]matrix.SecretEnv{}
 	for _, s := range k.Secrets {
 		secret[s.Name] = s
@@ -119,9 +176,16 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 			return nil, fmt.Errorf("env.pass %s: the pods of a Kubernetes Job do not see the environment kvsweep submit runs in; name the secret that holds it under kubernetes.secrets (%s: SECRET/KEY)", name, name)
 		}
 	}
+	return env, nil
+}
+
+// podSpec is the pod of a job: its one container running the job's script
+// from the sweep volume, the time limit, the spec's placement and the
+// sweep volume (a claim, or a host path).
+func podSpec(k *matrix.Kubernetes, m *sweep.Manifest, j sweep.Job, env []corev1.EnvVar) (corev1.PodSpec, error) {
 	res, err := resources(j.Res)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", j.Name, err)
+		return corev1.PodSpec{}, fmt.Errorf("job %s: %w", j.Name, err)
 	}
 	pod := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
@@ -158,40 +222,7 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 		pod.Volumes = []corev1.Volume{{Name: kubeid.VolumeName, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: k.HostPath, Type: ptr.To(corev1.HostPathDirectory)}}}}
 	}
-	count := int32(j.Count)
-	if j.Kind == "two-node" {
-		// Two pods, never on one node: index 0 is the head.
-		count = 2
-		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				TopologyKey:   "kubernetes.io/hostname",
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{kubeid.LabelJob: labels[kubeid.LabelJob]}},
-			}}}}
-	}
-	job := &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   k.Namespace,
-			Labels:      labels,
-			Annotations: map[string]string{kubeid.AnnotationJob: j.Name},
-		},
-		Spec: batchv1.JobSpec{
-			CompletionMode: ptr.To(batchv1.IndexedCompletion),
-			Completions:    ptr.To(count),
-			Parallelism:    ptr.To(count),
-			// kvsweep decides what runs again (resubmit, retry.infra): a
-			// failed index is not retried, and never stops the others.
-			BackoffLimitPerIndex: ptr.To[int32](0),
-			// A pod is replaced only once it has fully ended, so a cell
-			// never runs twice at once.
-			PodReplacementPolicy: ptr.To(batchv1.Failed),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       pod,
-			},
-		},
-	}
-	return job, nil
+	return pod, nil
 }
 
 // resources converts Slurm's resource request to the container's: GPUs
