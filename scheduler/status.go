@@ -56,16 +56,51 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]CellStatus, len(m.Cells))
+	out, jobs, earlier := fromJournal(m, recs)
+	poll, err := sched.Poll(ctx, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	// An unreadable observed.json (refused, corrupt) costs detail only.
+	seenBefore, _ := sweep.ReadObserved(dir)
+	observed := 0
+	for task, ts := range poll.Tasks {
+		if Terminal(ts.State) && seenBefore[task] != ts {
+			seenBefore[task] = ts
+			observed++
+		}
+	}
+	for i := range out {
+		cs := &out[i]
+		for _, task := range earlier[cs.ID] {
+			if ts, ok := seenBefore[task]; ok {
+				cs.Earlier = append(cs.Earlier, ts)
+			}
+		}
+		if cs.Task != "" {
+			settle(dir, cs, poll, seenBefore)
+		}
+	}
+	if record && observed > 0 {
+		// Best effort: losing it only costs detail later.
+		_ = sweep.WriteObserved(dir, seenBefore)
+	}
+	return out, poll, nil
+}
+
+// fromJournal is what the sweep's own records say of each cell: not
+// submitted, or submitted as a task of a job (its attempts counted), the
+// jobs to poll, and by cell id the task keys of its earlier submissions.
+func fromJournal(m *sweep.Manifest, recs []sweep.Record) (out []CellStatus, jobs []PollJob, earlier map[string][]string) {
+	out = make([]CellStatus, len(m.Cells))
 	pos := make(map[string]int, len(m.Cells))
 	for i, c := range m.Cells {
 		out[i] = CellStatus{ID: c.ID, Name: c.Name, Job: c.Job, Index: c.Index,
 			TaskState: sweep.TaskState{State: StateNotSubmitted, Source: "journal"}}
 		pos[c.ID] = i
 	}
-	var jobs []PollJob
 	seen := map[string]bool{}
-	earlier := map[string][]string{} // cell id -> task keys of earlier submissions
+	earlier = map[string][]string{}
 	for _, s := range sweep.Submissions(recs) {
 		if s.Abandoned {
 			continue
@@ -93,65 +128,43 @@ func status(ctx context.Context, dir string, sched Scheduler, record bool) ([]Ce
 			jobs = append(jobs, PollJob{ID: s.JobID, Name: s.Intent.JobName, Since: s.Intent.Time})
 		}
 	}
-	poll, err := sched.Poll(ctx, jobs)
-	if err != nil {
-		return nil, nil, err
+	return out, jobs, earlier
+}
+
+// settle sets a submitted cell's state from the poll, what an earlier
+// poll saw, or its exit marker; a task no longer known anywhere is LOST
+// where the scheduler keeps no accounting.
+func settle(dir string, cs *CellStatus, poll *Poll, seenBefore map[string]sweep.TaskState) {
+	ts, polled := poll.Tasks[cs.Task]
+	if !polled {
+		ts, polled = seenBefore[cs.Task]
 	}
-	// An unreadable observed.json (refused, corrupt) costs detail only.
-	seenBefore, _ := sweep.ReadObserved(dir)
-	observed := 0
-	for task, ts := range poll.Tasks {
-		if Terminal(ts.State) && seenBefore[task] != ts {
-			seenBefore[task] = ts
-			observed++
-		}
+	if polled && (ts.Source == "sacct" || !Terminal(ts.State)) {
+		cs.TaskState = ts
+		return
 	}
-	for i := range out {
-		cs := &out[i]
-		for _, task := range earlier[cs.ID] {
-			if ts, ok := seenBefore[task]; ok {
-				cs.Earlier = append(cs.Earlier, ts)
-			}
-		}
-		if cs.Task == "" {
-			continue
-		}
-		ts, polled := poll.Tasks[cs.Task]
-		if !polled {
-			ts, polled = seenBefore[cs.Task]
-		}
-		if polled && (ts.Source == "sacct" || !Terminal(ts.State)) {
-			cs.TaskState = ts
-			continue
-		}
-		// squeue and the local journal say how a task ended but not always
-		// its exit code; the exit marker does.
-		mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
-		if polled {
-			cs.TaskState = ts
-			if err == nil && ok && markerIsFor(mk, cs.Task) {
-				cs.ExitCode = mk.ExitCode
-			}
-			continue
-		}
+	// squeue and the local journal say how a task ended but not always
+	// its exit code; the exit marker does.
+	mk, ok, err := sweep.ReadExitMarker(dir, cs.ID)
+	if polled {
+		cs.TaskState = ts
 		if err == nil && ok && markerIsFor(mk, cs.Task) {
-			cs.TaskState = sweep.TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
-				Nodes: mk.Host, Elapsed: FormatElapsed(mk.Finished.Sub(mk.Started))}
-			if mk.ExitCode != 0 {
-				cs.State = StateFailed
-			}
-			continue
+			cs.ExitCode = mk.ExitCode
 		}
-		if !poll.Accounting {
-			cs.TaskState = sweep.TaskState{State: StateLost, Source: "marker",
-				Reason: "the scheduler no longer knows the job and it left no exit marker"}
+		return
+	}
+	if err == nil && ok && markerIsFor(mk, cs.Task) {
+		cs.TaskState = sweep.TaskState{State: StateCompleted, ExitCode: mk.ExitCode, Source: "marker",
+			Nodes: mk.Host, Elapsed: FormatElapsed(mk.Finished.Sub(mk.Started))}
+		if mk.ExitCode != 0 {
+			cs.State = StateFailed
 		}
+		return
 	}
-	if record && observed > 0 {
-		// Best effort: losing it only costs detail later.
-		_ = sweep.WriteObserved(dir, seenBefore)
+	if !poll.Accounting {
+		cs.TaskState = sweep.TaskState{State: StateLost, Source: "marker",
+			Reason: "the scheduler no longer knows the job and it left no exit marker"}
 	}
-	return out, poll, nil
 }
 
 // markerIsFor reports whether an exit marker was written by the task key

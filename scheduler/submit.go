@@ -120,31 +120,49 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 		}
 	}
 	crashHook("reconciled")
-	submitted := SubmittedCells(m, recs)
-	maxArray := opts.MaxArraySize
-	switch {
-	case maxArray > 0:
-	case opts.DryRun && isDryRunner(sched):
-		// A DryRunner knows its limit without asking (Kubernetes' is fixed).
-		if maxArray, err = sched.MaxArraySize(ctx); err != nil {
-			return rep, err
-		}
-	case opts.DryRun:
-		// A dry run asks nothing of the cluster: it may not be reachable
-		// from here. It says what it assumed instead.
-		maxArray = sweep.DefaultMaxArraySize
-		fmt.Fprintf(opts.Out, "# dry run: nothing was asked of the cluster; arrays split at MaxArraySize %d (Slurm's default; --max-array-size sets it)\n", maxArray)
-	default:
-		if maxArray, err = sched.MaxArraySize(ctx); err != nil {
-			return rep, err
-		}
+	maxArray, err := arrayLimit(ctx, sched, opts)
+	if err != nil {
+		return rep, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return rep, err
 	}
-	seq := sweep.NextSeq(recs)
-	chosen := map[string][]sweep.Cell{} // job name -> its cells to submit
+	chosen, err := choose(m, SubmittedCells(m, recs), sched, opts)
+	if err != nil {
+		return rep, err
+	}
+	todo, err := planCalls(m, chosen, sweep.NextSeq(recs), maxArray, abs, sched, opts)
+	if err != nil || len(todo) == 0 {
+		return rep, err
+	}
+	return rep, submitAll(ctx, j, sched, todo, rep)
+}
+
+// arrayLimit is the largest array to submit: --max-array-size, else the
+// cluster's (a dry run asks no cluster but a DryRunner, which knows its
+// own, and says what it assumed).
+func arrayLimit(ctx context.Context, sched Scheduler, opts SubmitOptions) (int, error) {
+	switch {
+	case opts.MaxArraySize > 0:
+		return opts.MaxArraySize, nil
+	case opts.DryRun && isDryRunner(sched):
+		// A DryRunner knows its limit without asking (Kubernetes' is fixed).
+		return sched.MaxArraySize(ctx)
+	case opts.DryRun:
+		// A dry run asks nothing of the cluster: it may not be reachable
+		// from here. It says what it assumed instead.
+		fmt.Fprintf(opts.Out, "# dry run: nothing was asked of the cluster; arrays split at MaxArraySize %d (Slurm's default; --max-array-size sets it)\n", sweep.DefaultMaxArraySize)
+		return sweep.DefaultMaxArraySize, nil
+	}
+	return sched.MaxArraySize(ctx)
+}
+
+// choose returns, by job name, the cells to submit: those never
+// submitted, or opts.Only; a scheduler that admits jobs sees each job
+// with its chosen cells first.
+func choose(m *sweep.Manifest, submitted map[string]bool, sched Scheduler, opts SubmitOptions) (map[string][]sweep.Cell, error) {
+	chosen := map[string][]sweep.Cell{}
 	for _, c := range m.Cells {
 		if (opts.Only == nil && !submitted[c.ID]) || (opts.Only != nil && opts.Only[c.ID]) {
 			chosen[c.Job] = append(chosen[c.Job], c)
@@ -154,11 +172,18 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 		for i := range m.Jobs {
 			if cells := chosen[m.Jobs[i].Name]; len(cells) > 0 {
 				if err := a.Admit(&m.Jobs[i], cells); err != nil {
-					return rep, err
+					return nil, err
 				}
 			}
 		}
 	}
+	return chosen, nil
+}
+
+// planCalls makes one submission per array chunk of each job's chosen
+// cells, numbered from seq, each with its intent record; a dry run prints
+// them instead and returns none.
+func planCalls(m *sweep.Manifest, chosen map[string][]sweep.Cell, seq, maxArray int, abs string, sched Scheduler, opts SubmitOptions) ([]pending, error) {
 	var todo []pending
 	for _, job := range m.Jobs {
 		var idx []int
@@ -186,14 +211,8 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 				req.Array = sweep.FormatIndices(ch.tasks)
 			}
 			if opts.DryRun {
-				if dr, ok := sched.(DryRunner); ok {
-					text, err := dr.DryRun(req)
-					if err != nil {
-						return rep, err
-					}
-					fmt.Fprint(opts.Out, text)
-				} else {
-					fmt.Fprintf(opts.Out, "(cd %s && sbatch %s)\n", shq.Quote(abs), shq.Join(SubmitArgs(req)))
+				if err := dryRun(sched, req, abs, opts.Out); err != nil {
+					return nil, err
 				}
 				seq++
 				continue
@@ -204,10 +223,22 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 			seq++
 		}
 	}
-	if len(todo) == 0 {
-		return rep, nil
+	return todo, nil
+}
+
+// dryRun prints what a submission would be: the scheduler's own view of
+// it, or the sbatch command line.
+func dryRun(sched Scheduler, req SubmitRequest, abs string, out io.Writer) error {
+	if dr, ok := sched.(DryRunner); ok {
+		text, err := dr.DryRun(req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, text)
+		return nil
 	}
-	return rep, submitAll(ctx, j, sched, todo, rep)
+	fmt.Fprintf(out, "(cd %s && sbatch %s)\n", shq.Quote(abs), shq.Join(SubmitArgs(req)))
+	return nil
 }
 
 // pending is one array (or job) to submit, with its intent record.
