@@ -161,8 +161,32 @@ func (l *Local) admitted(ctx context.Context, pool *gpuPool, t *localTask) {
 // run runs one task; gpus, when not nil, are the only GPUs it may see.
 func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 	r := t.req
+	env, logName := taskEnv(t, gpus)
+	logf, err := os.Create(filepath.Join(r.Dir, sweep.LogsDir, logName))
+	if err != nil {
+		l.finish(t, StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		return
+	}
+	defer logf.Close()
+	cmd := exec.Command("bash", r.Script)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Dir, env, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		l.finish(t, StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		return
+	}
+	l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), PID: cmd.Process.Pid})
+	l.wait(ctx, t, cmd)
+}
+
+// taskEnv is a task's environment, as Slurm would give it (the job and
+// array variables, the GPUs it was given) and the name of its log.
+func taskEnv(t *localTask, gpus []string) (env []string, logName string) {
+	r := t.req
 	host, _ := os.Hostname()
-	env := os.Environ()
+	env = os.Environ()
 	if gpus != nil {
 		ids := strings.Join(gpus, ",")
 		env = slices.DeleteFunc(env, func(kv string) bool {
@@ -190,7 +214,7 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 		"SLURM_JOB_PARTITION=local",
 		"KVSWEEP_INDEX_OFFSET="+strconv.Itoa(r.Offset),
 	)
-	logName := fmt.Sprintf("%s-%s.out", r.JobName, t.jobID)
+	logName = fmt.Sprintf("%s-%s.out", r.JobName, t.jobID)
 	if t.task >= 0 {
 		env = append(env,
 			"SLURM_ARRAY_JOB_ID="+t.jobID,
@@ -199,24 +223,14 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 		)
 		logName = fmt.Sprintf("%s-%s_%d.out", r.JobName, t.jobID, t.task)
 	}
-	logf, err := os.Create(filepath.Join(r.Dir, sweep.LogsDir, logName))
-	if err != nil {
-		l.finish(t, StateFailed, 1)
-		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
-		return
-	}
-	defer logf.Close()
-	cmd := exec.Command("bash", r.Script)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Dir, env, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		l.finish(t, StateFailed, 1)
-		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
-		return
-	}
-	pgid := cmd.Process.Pid
-	l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), PID: pgid})
+	return env, logName
+}
 
+// wait waits for a started task, stopping its process group at the time
+// limit or when ctx is cancelled (TERM, KILL after the grace period), and
+// records how it ended.
+func (l *Local) wait(ctx context.Context, t *localTask, cmd *exec.Cmd) {
+	pgid := cmd.Process.Pid
 	var mu sync.Mutex
 	timedOut, cancelled := false, false
 	stop := func(why *bool) {
@@ -231,8 +245,8 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 		time.AfterFunc(grace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 	}
 	var timer *time.Timer
-	if r.TimeLimit > 0 {
-		timer = time.AfterFunc(r.TimeLimit, func() { stop(&timedOut) })
+	if t.req.TimeLimit > 0 {
+		timer = time.AfterFunc(t.req.TimeLimit, func() { stop(&timedOut) })
 	}
 	done := make(chan struct{})
 	go func() {
@@ -242,7 +256,7 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 		case <-done:
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	close(done)
 	if timer != nil {
 		timer.Stop()
