@@ -240,87 +240,23 @@ var (
 // kubernetes reads the kubernetes section (scheduler k8s).
 func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 	k := &Kubernetes{Namespace: "default", Pos: yamlpos.PosOf(n)}
-	match := func(re *regexp.Regexp, what string) func(ast.Node, string) string {
-		return func(n ast.Node, w string) string {
-			v, ok := d.Scalar(n, w)
-			if ok && !re.MatchString(v.S) {
-				d.ErrAt(v, "%s: %q is not %s", w, v.S, what)
-			}
-			return v.S
-		}
-	}
-	dnsName := match(dnsSubdomainRE(), "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")
-	absPath := func(n ast.Node, w string) string {
-		v := d.line(n, w)
-		if !strings.HasPrefix(v, "/") || slices.Contains(strings.Split(v, "/"), "..") {
-			d.Errorf(n, "%s: %q is not an absolute path without '..'", w, v)
-		}
-		return v
-	}
+	dnsName := d.matching(dnsSubdomainRE(), "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")
 	d.Fields(n, where,
 		yamlpos.F("namespace", func(n ast.Node, w string) {
-			k.Namespace = match(dnsLabelRE(), "a namespace name (lower-case letters, digits and '-', at most 63)")(n, w)
+			k.Namespace = d.matching(dnsLabelRE(), "a namespace name (lower-case letters, digits and '-', at most 63)")(n, w)
 		}),
-		yamlpos.F("volume", func(n ast.Node, w string) {
-			k.VolumePos = yamlpos.PosOf(n)
-			d.Fields(n, w,
-				yamlpos.F("claim", func(n ast.Node, w string) { k.Claim = dnsName(n, w) }),
-				yamlpos.F("host_path", func(n ast.Node, w string) { k.HostPath = absPath(n, w) }),
-				yamlpos.F("path", func(n ast.Node, w string) { k.Path = absPath(n, w) }),
-			)
-			switch {
-			case k.Claim != "" && k.HostPath != "":
-				d.Errorf(n, "%s: both claim and host_path (expected one: the volume that holds the sweep directory)", w)
-			case k.Claim == "" && k.HostPath == "" && len(d.Errs) == 0:
-				d.Errorf(n, "%s: expected claim (a PersistentVolumeClaim) or host_path (a directory on every node)", w)
-			case k.Claim != "" && k.Path == "" && len(d.Errs) == 0:
-				d.Errorf(n, "%s: a claim needs path: where the volume is mounted, in the pods and on this machine", w)
-			case k.Path == "":
-				k.Path = k.HostPath
-			}
-		}),
+		yamlpos.F("volume", func(n ast.Node, w string) { d.kubeVolume(n, w, k) }),
 		yamlpos.F("node_selector", func(n ast.Node, w string) {
 			k.NodeSelector = map[string]string{}
 			for _, kv := range d.Mapping(n, w) {
 				if !labelKeyRE().MatchString(kv.Key) {
 					d.Errorf(kv.KeyN, "%s: %q is not a label key", w, kv.Key)
 				}
-				k.NodeSelector[kv.Key] = match(labelValueRE(), "a label value")(kv.Value, yamlpos.Join(w, kv.Key))
+				k.NodeSelector[kv.Key] = d.matching(labelValueRE(), "a label value")(kv.Value, yamlpos.Join(w, kv.Key))
 			}
 		}),
-		yamlpos.F("tolerations", func(n ast.Node, w string) {
-			for i, it := range d.List(n, w) {
-				wi := fmt.Sprintf("%s[%d]", w, i)
-				var t Toleration
-				d.Fields(it, wi,
-					yamlpos.F("key", func(n ast.Node, w string) {
-						if t.Key = d.Str(n, w); t.Key != "" && !labelKeyRE().MatchString(t.Key) {
-							d.Errorf(n, "%s: %q is not a taint key", w, t.Key)
-						}
-					}),
-					yamlpos.F("operator", func(n ast.Node, w string) { t.Operator = d.oneOf(n, w, []string{"Equal", "Exists"}) }),
-					yamlpos.F("value", func(n ast.Node, w string) { t.Value = match(labelValueRE(), "a taint value")(n, w) }),
-					yamlpos.F("effect", func(n ast.Node, w string) {
-						t.Effect = d.oneOf(n, w, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"})
-					}),
-				)
-				k.Tolerations = append(k.Tolerations, t)
-			}
-		}),
-		yamlpos.F("secrets", func(n ast.Node, w string) {
-			for _, kv := range d.Mapping(n, w) {
-				wk := yamlpos.Join(w, kv.Key)
-				if !envRE().MatchString(kv.Key) {
-					d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
-				}
-				v, _ := d.Scalar(kv.Value, wk)
-				secret, key, ok := strings.Cut(v.S, "/")
-				if !ok || !dnsSubdomainRE().MatchString(secret) || !secretKeyRE().MatchString(key) {
-					d.ErrAt(v, "%s: %q is not SECRET/KEY (a secret's name, then the key of the value in it)", wk, v.S)
-				}
-				k.Secrets = append(k.Secrets, SecretEnv{Name: kv.Key, Secret: secret, Key: key})
-			}
-		}),
+		yamlpos.F("tolerations", func(n ast.Node, w string) { k.Tolerations = d.tolerations(n, w) }),
+		yamlpos.F("secrets", func(n ast.Node, w string) { k.Secrets = d.secrets(n, w) }),
 		yamlpos.F("service_account", func(n ast.Node, w string) { k.ServiceAccount = dnsName(n, w) }),
 		yamlpos.F("runtime_class", func(n ast.Node, w string) { k.RuntimeClass = dnsName(n, w) }),
 		yamlpos.F("overlays", func(n ast.Node, w string) {
@@ -336,6 +272,90 @@ func (d *decoder) kubernetes(n ast.Node, where string) *Kubernetes {
 		d.Errorf(n, "%s: missing required key \"volume\" (the volume that holds the sweep directory: claim or host_path)", where)
 	}
 	return k
+}
+
+// matching decodes a scalar that must match re, refused as not being what.
+func (d *decoder) matching(re *regexp.Regexp, what string) func(ast.Node, string) string {
+	return func(n ast.Node, w string) string {
+		v, ok := d.Scalar(n, w)
+		if ok && !re.MatchString(v.S) {
+			d.ErrAt(v, "%s: %q is not %s", w, v.S, what)
+		}
+		return v.S
+	}
+}
+
+// absPath decodes an absolute path without "..".
+func (d *decoder) absPath(n ast.Node, w string) string {
+	v := d.line(n, w)
+	if !strings.HasPrefix(v, "/") || slices.Contains(strings.Split(v, "/"), "..") {
+		d.Errorf(n, "%s: %q is not an absolute path without '..'", w, v)
+	}
+	return v
+}
+
+// kubeVolume decodes kubernetes.volume: a claim with the path it is
+// mounted at, or a host path (mounted at the same path by default).
+func (d *decoder) kubeVolume(n ast.Node, w string, k *Kubernetes) {
+	k.VolumePos = yamlpos.PosOf(n)
+	d.Fields(n, w,
+		yamlpos.F("claim", func(n ast.Node, w string) {
+			k.Claim = d.matching(dnsSubdomainRE(), "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253)")(n, w)
+		}),
+		yamlpos.F("host_path", func(n ast.Node, w string) { k.HostPath = d.absPath(n, w) }),
+		yamlpos.F("path", func(n ast.Node, w string) { k.Path = d.absPath(n, w) }),
+	)
+	switch {
+	case k.Claim != "" && k.HostPath != "":
+		d.Errorf(n, "%s: both claim and host_path (expected one: the volume that holds the sweep directory)", w)
+	case k.Claim == "" && k.HostPath == "" && len(d.Errs) == 0:
+		d.Errorf(n, "%s: expected claim (a PersistentVolumeClaim) or host_path (a directory on every node)", w)
+	case k.Claim != "" && k.Path == "" && len(d.Errs) == 0:
+		d.Errorf(n, "%s: a claim needs path: where the volume is mounted, in the pods and on this machine", w)
+	case k.Path == "":
+		k.Path = k.HostPath
+	}
+}
+
+// tolerations decodes kubernetes.tolerations.
+func (d *decoder) tolerations(n ast.Node, w string) []Toleration {
+	var out []Toleration
+	for i, it := range d.List(n, w) {
+		wi := fmt.Sprintf("%s[%d]", w, i)
+		var t Toleration
+		d.Fields(it, wi,
+			yamlpos.F("key", func(n ast.Node, w string) {
+				if t.Key = d.Str(n, w); t.Key != "" && !labelKeyRE().MatchString(t.Key) {
+					d.Errorf(n, "%s: %q is not a taint key", w, t.Key)
+				}
+			}),
+			yamlpos.F("operator", func(n ast.Node, w string) { t.Operator = d.oneOf(n, w, []string{"Equal", "Exists"}) }),
+			yamlpos.F("value", func(n ast.Node, w string) { t.Value = d.matching(labelValueRE(), "a taint value")(n, w) }),
+			yamlpos.F("effect", func(n ast.Node, w string) {
+				t.Effect = d.oneOf(n, w, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"})
+			}),
+		)
+		out = append(out, t)
+	}
+	return out
+}
+
+// secrets decodes kubernetes.secrets: NAME: SECRET/KEY.
+func (d *decoder) secrets(n ast.Node, w string) []SecretEnv {
+	var out []SecretEnv
+	for _, kv := range d.Mapping(n, w) {
+		wk := yamlpos.Join(w, kv.Key)
+		if !envRE().MatchString(kv.Key) {
+			d.Errorf(kv.KeyN, "%s: %q is not an environment variable name", w, kv.Key)
+		}
+		v, _ := d.Scalar(kv.Value, wk)
+		secret, key, ok := strings.Cut(v.S, "/")
+		if !ok || !dnsSubdomainRE().MatchString(secret) || !secretKeyRE().MatchString(key) {
+			d.ErrAt(v, "%s: %q is not SECRET/KEY (a secret's name, then the key of the value in it)", wk, v.S)
+		}
+		out = append(out, SecretEnv{Name: kv.Key, Secret: secret, Key: key})
+	}
+	return out
 }
 
 func (d *decoder) container(n ast.Node, where string, c *Container) {
