@@ -113,43 +113,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 	comp := func(name string) yamlpos.Field {
 		return yamlpos.F(name, func(n ast.Node, w string) {
 			seen[name] = true
-			s := Source{Name: name, pos: yamlpos.PosOf(n)}
-			d.Fields(n, w,
-				yamlpos.F("repo", func(n ast.Node, w string) {
-					v, _ := d.Scalar(n, w)
-					s.Repo = v.S
-					if err := checkRepo(v.S); err != nil {
-						d.ErrAt(v, "%s: %v", w, err)
-					}
-				}),
-				yamlpos.F("ref", func(n ast.Node, w string) {
-					v, _ := d.Scalar(n, w)
-					s.Ref = v.S
-					switch {
-					case placeholder(v.S):
-						d.ErrAt(v, "%s: %q is a placeholder, not a revision (pin a tag or a 40-hex commit)", w, v.S)
-					case !refRE().MatchString(v.S) || strings.Contains(v.S, ".."):
-						d.ErrAt(v, "%s: %q is not a git ref (expected a tag, a branch or a 40-hex commit: letters, digits, '.', '_', '/', '+' and '-', not starting with '-')", w, v.S)
-					}
-				}),
-				yamlpos.F("path", func(n ast.Node, w string) {
-					v, _ := d.Scalar(n, w)
-					if name != KVCR {
-						d.ErrAt(v, "%s: only kvcr can come from a local checkout; %s needs repo and ref", w, name)
-					}
-					s.Path = v.S
-					if !filepath.IsAbs(s.Path) {
-						s.Path = filepath.Join(dir, s.Path)
-					}
-				}),
-			)
-			switch {
-			case s.Path != "" && (s.Repo != "" || s.Ref != ""):
-				d.Errorf(n, "%s: give either path (a local checkout) or repo and ref, not both", w)
-			case s.Path == "" && (s.Repo == "" || s.Ref == ""):
-				d.Errorf(n, "%s: repo and ref are required", w)
-			}
-			p.Components = append(p.Components, s)
+			p.Components = append(p.Components, component(d, n, w, name, dir))
 		})
 	}
 	d.Fields(root, "",
@@ -194,6 +158,48 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		return nil, d.Errs
 	}
 	return p, nil
+}
+
+// component decodes one component's pin: repo and ref, or (kvcr only)
+// the path of a local checkout, relative to the pins file's directory dir.
+func component(d *yamlpos.Decoder, n ast.Node, w, name, dir string) Source {
+	s := Source{Name: name, pos: yamlpos.PosOf(n)}
+	d.Fields(n, w,
+		yamlpos.F("repo", func(n ast.Node, w string) {
+			v, _ := d.Scalar(n, w)
+			s.Repo = v.S
+			if err := checkRepo(v.S); err != nil {
+				d.ErrAt(v, "%s: %v", w, err)
+			}
+		}),
+		yamlpos.F("ref", func(n ast.Node, w string) {
+			v, _ := d.Scalar(n, w)
+			s.Ref = v.S
+			switch {
+			case placeholder(v.S):
+				d.ErrAt(v, "%s: %q is a placeholder, not a revision (pin a tag or a 40-hex commit)", w, v.S)
+			case !refRE().MatchString(v.S) || strings.Contains(v.S, ".."):
+				d.ErrAt(v, "%s: %q is not a git ref (expected a tag, a branch or a 40-hex commit: letters, digits, '.', '_', '/', '+' and '-', not starting with '-')", w, v.S)
+			}
+		}),
+		yamlpos.F("path", func(n ast.Node, w string) {
+			v, _ := d.Scalar(n, w)
+			if name != KVCR {
+				d.ErrAt(v, "%s: only kvcr can come from a local checkout; %s needs repo and ref", w, name)
+			}
+			s.Path = v.S
+			if !filepath.IsAbs(s.Path) {
+				s.Path = filepath.Join(dir, s.Path)
+			}
+		}),
+	)
+	switch {
+	case s.Path != "" && (s.Repo != "" || s.Ref != ""):
+		d.Errorf(n, "%s: give either path (a local checkout) or repo and ref, not both", w)
+	case s.Path == "" && (s.Repo == "" || s.Ref == ""):
+		d.Errorf(n, "%s: repo and ref are required", w)
+	}
+	return s
 }
 
 // reserved build arguments come from the resolved pins.
