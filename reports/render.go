@@ -171,89 +171,113 @@ func WriteComparison(w io.Writer, format string, c *analysis.Comparison) error {
 	case "junit":
 		return writeComparisonJUnit(w, c)
 	case "csv":
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"kind", "cell", "case", "metric", "baseline", "candidate", "delta_pct", "significance", "unit", "direction", "flag"})
-		for _, v := range c.Verdicts {
-			flag := ""
-			if v.Worse {
-				flag = "REGRESSION"
-			}
-			_ = cw.Write([]string{"verdict", v.Cell, v.Case, "", v.Baseline, v.Candidate, "", "", "", "", flag})
-		}
-		shown, _ := c.Shown()
-		for _, m := range shown {
-			_ = cw.Write([]string{"metric", m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
-				strconv.FormatFloat(m.DeltaPct, 'f', 2, 64), m.Significance, m.Unit, m.Direction, metricFlag(m)})
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeComparisonCSV(w, c)
 	case "markdown", "table":
-		var b bytes.Buffer
-		if format == "markdown" {
-			fmt.Fprintf(&b, "## %s vs %s\n\n", c.Candidate, c.Baseline)
-		}
-		if err := writeChanges(&b, format, c.Changes); err != nil {
-			return err
-		}
-		shown, unchanged := c.Shown()
-		fmt.Fprintf(&b, "%s\n", c.Summary())
-		var notes []string
-		for _, k := range c.OnlyInBaseline {
-			notes = append(notes, "only in the baseline: "+k)
-		}
-		for _, k := range c.OnlyInCandidate {
-			notes = append(notes, "only in the candidate: "+k)
-		}
-		for _, k := range c.MissingCases {
-			notes = append(notes, "the candidate lacks a case of the baseline: "+k)
-		}
-		for _, k := range c.VerdictsOnly {
-			notes = append(notes, "verdicts only, metrics not compared: "+k)
-		}
-		if len(notes) > 0 {
-			b.WriteString("\n- " + strings.Join(notes, "\n- ") + "\n")
-		}
-		if len(c.Verdicts) > 0 {
-			if format == "markdown" {
-				b.WriteString("\n### Verdict changes\n")
-			}
-			b.WriteString("\n")
-			rows := make([][]string, len(c.Verdicts))
-			for i, v := range c.Verdicts {
-				flag := ""
-				if v.Worse {
-					flag = "REGRESSION"
-				}
-				rows[i] = []string{v.Cell, v.Case, v.Baseline, v.Candidate, flag}
-			}
-			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "baseline", "candidate", "flag"}, rows); err != nil {
-				return err
-			}
-		}
-		if len(shown) > 0 {
-			if format == "markdown" {
-				b.WriteString("\n### Metrics\n")
-			}
-			b.WriteString("\n")
-			rows := make([][]string, len(shown))
-			for i, m := range shown {
-				unit := m.Unit
-				if m.Direction != "" {
-					unit += ", " + m.Direction + " is better"
-				}
-				rows[i] = []string{m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
-					fmt.Sprintf("%+.2f%%", m.DeltaPct), m.Significance, unit, metricFlag(m)}
-			}
-			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "delta", "significance", "unit", "flag"}, rows); err != nil {
-				return err
-			}
-		}
-		if unchanged > 0 {
-			fmt.Fprintf(&b, "\n%d unchanged metric(s) not shown (--all shows them).\n", unchanged)
-		}
-		return writeLimited(w, format, b.Bytes())
+		return writeComparisonText(w, format, c)
 	}
 	return fmt.Errorf("format %q is not available for a comparison (expected markdown, table, csv, json, junit or html)", format)
+}
+
+// writeComparisonCSV writes a row per verdict change and per metric shown.
+func writeComparisonCSV(w io.Writer, c *analysis.Comparison) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"kind", "cell", "case", "metric", "baseline", "candidate", "delta_pct", "significance", "unit", "direction", "flag"})
+	for _, v := range c.Verdicts {
+		flag := ""
+		if v.Worse {
+			flag = "REGRESSION"
+		}
+		_ = cw.Write([]string{"verdict", v.Cell, v.Case, "", v.Baseline, v.Candidate, "", "", "", "", flag})
+	}
+	shown, _ := c.Shown()
+	for _, m := range shown {
+		_ = cw.Write([]string{"metric", m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
+			strconv.FormatFloat(m.DeltaPct, 'f', 2, 64), m.Significance, m.Unit, m.Direction, metricFlag(m)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeComparisonText writes the comparison as markdown or a plain table:
+// what changed, the summary, the cells and cases one side lacks, the
+// verdict changes and the metrics.
+func writeComparisonText(w io.Writer, format string, c *analysis.Comparison) error {
+	var b bytes.Buffer
+	if format == "markdown" {
+		fmt.Fprintf(&b, "## %s vs %s\n\n", c.Candidate, c.Baseline)
+	}
+	if err := writeChanges(&b, format, c.Changes); err != nil {
+		return err
+	}
+	shown, unchanged := c.Shown()
+	fmt.Fprintf(&b, "%s\n", c.Summary())
+	var notes []string
+	for _, k := range c.OnlyInBaseline {
+		notes = append(notes, "only in the baseline: "+k)
+	}
+	for _, k := range c.OnlyInCandidate {
+		notes = append(notes, "only in the candidate: "+k)
+	}
+	for _, k := range c.MissingCases {
+		notes = append(notes, "the candidate lacks a case of the baseline: "+k)
+	}
+	for _, k := range c.VerdictsOnly {
+		notes = append(notes, "verdicts only, metrics not compared: "+k)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n- " + strings.Join(notes, "\n- ") + "\n")
+	}
+	if err := writeVerdictChanges(&b, format, c.Verdicts); err != nil {
+		return err
+	}
+	if err := writeMetricDeltas(&b, format, shown); err != nil {
+		return err
+	}
+	if unchanged > 0 {
+		fmt.Fprintf(&b, "\n%d unchanged metric(s) not shown (--all shows them).\n", unchanged)
+	}
+	return writeLimited(w, format, b.Bytes())
+}
+
+// writeVerdictChanges writes the verdict changes' table, if any.
+func writeVerdictChanges(b *bytes.Buffer, format string, vs []analysis.VerdictChange) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	if format == "markdown" {
+		b.WriteString("\n### Verdict changes\n")
+	}
+	b.WriteString("\n")
+	rows := make([][]string, len(vs))
+	for i, v := range vs {
+		flag := ""
+		if v.Worse {
+			flag = "REGRESSION"
+		}
+		rows[i] = []string{v.Cell, v.Case, v.Baseline, v.Candidate, flag}
+	}
+	return table.Write(b, table.Format(format), []string{"cell", "case", "baseline", "candidate", "flag"}, rows)
+}
+
+// writeMetricDeltas writes the table of the metrics shown, if any.
+func writeMetricDeltas(b *bytes.Buffer, format string, shown []analysis.MetricDelta) error {
+	if len(shown) == 0 {
+		return nil
+	}
+	if format == "markdown" {
+		b.WriteString("\n### Metrics\n")
+	}
+	b.WriteString("\n")
+	rows := make([][]string, len(shown))
+	for i, m := range shown {
+		unit := m.Unit
+		if m.Direction != "" {
+			unit += ", " + m.Direction + " is better"
+		}
+		rows[i] = []string{m.Cell, m.Case, m.Metric, num(m.BaselineMed), num(m.CandidateMed),
+			fmt.Sprintf("%+.2f%%", m.DeltaPct), m.Significance, unit, metricFlag(m)}
+	}
+	return table.Write(b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "delta", "significance", "unit", "flag"}, rows)
 }
 
 // writeChanges opens a comparison with what differs between its sides.
