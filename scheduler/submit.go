@@ -274,16 +274,52 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 	for range todo {
 		crashHook("intent")
 	}
+	res := callAll(ctx, sched, todo)
+	var recs []sweep.Record
+	var first error
+	for i, p := range todo {
+		rec, err := outcome(ctx, p, res[i])
+		if rec != nil {
+			recs = append(recs, *rec)
+		}
+		if err == nil && rec != nil && rec.Type == sweep.RecSubmitted {
+			rep.Calls++
+			rep.Cells += len(p.indices)
+			rep.JobIDs = append(rep.JobIDs, rec.JobID)
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if len(recs) > 0 {
+		if err := j.Append(recs...); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		if r.Type == sweep.RecSubmitted {
+			crashHook("submitted")
+		}
+	}
+	return first
+}
+
+// callResult is what one submission call answered; tried is false for a
+// call not made (an earlier one failed, or the run was interrupted).
+type callResult struct {
+	id    string
+	err   error
+	tried bool
+}
+
+// callAll makes the submission calls, as many at once as the scheduler
+// takes (one for Slurm), and stops making them after the first failure.
+func callAll(ctx context.Context, sched Scheduler, todo []pending) []callResult {
 	limit := 1
 	if c, ok := sched.(concurrentSubmitter); ok {
 		limit = max(1, c.SubmitConcurrency())
 	}
-	type result struct {
-		id    string
-		err   error
-		tried bool
-	}
-	res := make([]result, len(todo))
+	res := make([]callResult, len(todo))
 	var failed atomic.Bool
 	slots := make(chan struct{}, limit)
 	var wg sync.WaitGroup
@@ -305,55 +341,41 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 		})
 	}
 	wg.Wait()
-	var recs []sweep.Record
-	var first error
-	for i, p := range todo {
-		seq := p.intent.Seq
-		r := res[i]
-		if !r.tried {
-			note := "not submitted: an earlier submission of this run failed"
-			if ctx.Err() != nil {
-				note = "not submitted: interrupted"
-			}
-			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: note})
-			continue
+	return res
+}
+
+// outcome is the journal record of one call's answer (nil leaves the
+// intent open for the next submit to settle: a call interrupted or with
+// no answer may have reached the controller) and, for a failed call, the
+// error that says which cells it was for.
+func outcome(ctx context.Context, p pending, r callResult) (*sweep.Record, error) {
+	seq := p.intent.Seq
+	if !r.tried {
+		note := "not submitted: an earlier submission of this run failed"
+		if ctx.Err() != nil {
+			note = "not submitted: interrupted"
 		}
-		if r.err == nil {
-			recs = append(recs, sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: r.id})
-			rep.Calls++
-			rep.Cells += len(p.indices)
-			rep.JobIDs = append(rep.JobIDs, r.id)
-			continue
-		}
-		var se *SlurmError
-		var re *RefusedError
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted: the call may have reached the controller before
-			// it was stopped; the intent stays open for the next submit.
-		case errors.As(r.err, &se) && !se.Transient:
-			// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
-			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg})
-		case errors.As(r.err, &re):
-			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: re.Msg})
-		}
-		// Otherwise (no answer until the deadline) the intent stays open
-		// for the next submit to settle.
-		if first == nil {
-			first = fmt.Errorf("submitting %s (cells %s): %w", p.job, sweep.FormatIndices(p.indices), r.err)
-		}
+		return &sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: note}, nil
 	}
-	if len(recs) > 0 {
-		if err := j.Append(recs...); err != nil {
-			return err
-		}
+	if r.err == nil {
+		return &sweep.Record{Type: sweep.RecSubmitted, Seq: seq, JobID: r.id}, nil
 	}
-	for _, r := range recs {
-		if r.Type == sweep.RecSubmitted {
-			crashHook("submitted")
-		}
+	var rec *sweep.Record
+	var se *SlurmError
+	var re *RefusedError
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted: the call may have reached the controller before
+		// it was stopped; the intent stays open for the next submit.
+	case errors.As(r.err, &se) && !se.Transient:
+		// Refused: Slurm has no such job; say so, so the cells stay unsubmitted.
+		rec = &sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: se.Msg}
+	case errors.As(r.err, &re):
+		rec = &sweep.Record{Type: sweep.RecAbandoned, Seq: seq, Note: re.Msg}
 	}
-	return first
+	// Otherwise (no answer until the deadline) the intent stays open
+	// for the next submit to settle.
+	return rec, fmt.Errorf("submitting %s (cells %s): %w", p.job, sweep.FormatIndices(p.indices), r.err)
 }
 
 func isDryRunner(s Scheduler) bool {
