@@ -159,30 +159,11 @@ func appendCell(b []byte, c *CellResult) ([]byte, error) {
 		b = append(b, `,"exit_code":`...)
 		b = strconv.AppendInt(b, int64(*c.ExitCode), 10)
 	}
-	b = append(b, `,"image":{`...)
-	comma := false
-	for _, f := range [...]struct{ name, v string }{{"ref", c.Image.Ref}, {"digest", c.Image.Digest}} {
-		if f.v != "" {
-			if comma {
-				b = append(b, ',')
-			}
-			b = jsonscan.AppendStr(b, f.name)
-			b = append(b, ':')
-			b = jsonscan.AppendStr(b, f.v)
-			comma = true
-		}
+	b = append(b, `,"image":`...)
+	b, err := appendImage(b, &c.Image)
+	if err != nil {
+		return b[:start], err
 	}
-	if c.Image.SourceRevisions != nil {
-		sr, err := json.Marshal(c.Image.SourceRevisions)
-		if err != nil {
-			return b[:start], err
-		}
-		if comma {
-			b = append(b, ',')
-		}
-		b = append(append(b, `"source_revisions":`...), sr...)
-	}
-	b = append(b, '}')
 	b = jsonscan.AppendOptStr(b, "no_provenance", c.NoProvenance)
 	b = jsonscan.AppendOptStr(b, "started", c.Started)
 	if len(c.Cases) > 0 {
@@ -213,21 +194,57 @@ func appendCell(b []byte, c *CellResult) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(c.Attempts), 10)
 	}
 	if len(c.Earlier) > 0 {
-		b = append(b, `,"earlier":[`...)
-		for i, a := range c.Earlier {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"state":`...)
-			b = jsonscan.AppendStr(b, a.State)
-			b = jsonscan.AppendOptStr(b, "nodes", a.Nodes)
-			b = append(b, `,"class":`...)
-			b = jsonscan.AppendStr(b, a.Class)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"earlier":`...)
+		b = appendAttempts(b, c.Earlier)
 	}
 	return append(b, '}'), nil
+}
+
+// appendImage appends a cell's image: ref and digest unless empty, and
+// its source revisions as encoding/json writes them.
+func appendImage(b []byte, im *result.Image) ([]byte, error) {
+	b = append(b, '{')
+	comma := false
+	for _, f := range [...]struct{ name, v string }{{"ref", im.Ref}, {"digest", im.Digest}} {
+		if f.v != "" {
+			if comma {
+				b = append(b, ',')
+			}
+			b = jsonscan.AppendStr(b, f.name)
+			b = append(b, ':')
+			b = jsonscan.AppendStr(b, f.v)
+			comma = true
+		}
+	}
+	if im.SourceRevisions != nil {
+		sr, err := json.Marshal(im.SourceRevisions)
+		if err != nil {
+			return b, err
+		}
+		if comma {
+			b = append(b, ',')
+		}
+		b = append(append(b, `"source_revisions":`...), sr...)
+	}
+	b = append(b, '}')
+	return b, nil
+}
+
+// appendAttempts appends how a cell's earlier attempts ended.
+func appendAttempts(b []byte, as []Attempt) []byte {
+	b = append(b, '[')
+	for i, a := range as {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"state":`...)
+		b = jsonscan.AppendStr(b, a.State)
+		b = jsonscan.AppendOptStr(b, "nodes", a.Nodes)
+		b = append(b, `,"class":`...)
+		b = jsonscan.AppendStr(b, a.Class)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // appendMarshal appends json.Marshal(v).
