@@ -56,21 +56,13 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			return nil, err
 		}
 	}
-	if opts.MaxResultSize <= 0 {
-		opts.MaxResultSize = DefaultMaxResultSize
-	}
-	if opts.Workers <= 0 {
-		opts.Workers = 2 * runtime.NumCPU()
-	}
+	opts = opts.withDefaults()
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
-	}
-	if opts.Now.IsZero() {
-		opts.Now = time.Now()
 	}
 	v, err := validityOf(m)
 	if err != nil {
@@ -88,6 +80,42 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	defer sroot.Close()
 	cells := sweep.OpenCells(sroot, root)
 	defer cells.Close()
+	collectAll(len(m.Cells), opts, func(i int, reader *cellReader) {
+		c := m.Cells[i]
+		files := cells.Open(c.ID)
+		started := files.IsFile(sweep.StartedFile)
+		cr := collectCell(root, files, m, c, started, opts, reader)
+		files.Close()
+		v.apply(&cr, c.Topology)
+		cr.Class = classify(cr, started)
+		run.Cells[i] = cr
+	})
+	for _, c := range run.Cells {
+		if c.Started != "" && (run.Started == "" || c.Started < run.Started) {
+			run.Started = c.Started
+		}
+	}
+	return run, nil
+}
+
+// withDefaults fills in the options left zero.
+func (opts CollectOptions) withDefaults() CollectOptions {
+	if opts.MaxResultSize <= 0 {
+		opts.MaxResultSize = DefaultMaxResultSize
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2 * runtime.NumCPU()
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	return opts
+}
+
+// collectAll calls collect for each of n cells on opts.Workers workers,
+// each with a reader of its own, and reports progress as it hands them
+// out.
+func collectAll(n int, opts CollectOptions, collect func(i int, reader *cellReader)) {
 	var wg sync.WaitGroup
 	// The cells go out in runs of collectRun: one hand-over per run, not
 	// per cell.
@@ -99,36 +127,23 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 			defer wg.Done()
 			reader := &cellReader{Scratch: &result.Scratch{}}
 			for from := range next {
-				for i := from; i < min(from+collectRun, len(m.Cells)); i++ {
-					c := m.Cells[i]
-					files := cells.Open(c.ID)
-					started := files.IsFile(sweep.StartedFile)
-					cr := collectCell(root, files, m, c, started, opts, reader)
-					files.Close()
-					v.apply(&cr, c.Topology)
-					cr.Class = classify(cr, started)
-					run.Cells[i] = cr
+				for i := from; i < min(from+collectRun, n); i++ {
+					collect(i, reader)
 				}
 			}
 		}()
 	}
-	for from := 0; from < len(m.Cells); from += collectRun {
+	for from := 0; from < n; from += collectRun {
 		next <- from
 		if opts.Progress != nil && from%256 == 0 {
-			opts.Progress(from, len(m.Cells))
+			opts.Progress(from, n)
 		}
 	}
 	close(next)
 	wg.Wait()
 	if opts.Progress != nil {
-		opts.Progress(len(m.Cells), len(m.Cells))
+		opts.Progress(n, n)
 	}
-	for _, c := range run.Cells {
-		if c.Started != "" && (run.Started == "" || c.Started < run.Started) {
-			run.Started = c.Started
-		}
-	}
-	return run, nil
 }
 
 // cellReader is what one collect worker reuses from cell to cell: the
