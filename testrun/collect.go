@@ -175,13 +175,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: result.Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
-	st, hasState := opts.States[c.ID]
-	if hasState {
-		cr.State, cr.Nodes, cr.Attempts = st.State, st.Nodes, st.Attempts
-		for _, e := range st.Earlier {
-			cr.Earlier = append(cr.Earlier, Attempt{State: e.State, Nodes: e.Nodes, Class: stateClass(e.State)})
-		}
-	}
+	cr.fromState(opts.States[c.ID])
 	mk, hasMarker, err := sweep.CellExitMarker(files, c.ID)
 	if err != nil {
 		// A marker that cannot be read says nothing trustworthy about how
@@ -190,13 +184,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		return cr
 	}
 	if hasMarker {
-		code := mk.ExitCode
-		cr.ExitCode = &code
-		cr.Started = mk.Started.UTC().Format(time.RFC3339)
-		if cr.Nodes == "" {
-			cr.Nodes = mk.Host
-		}
-		cr.Cluster = mk.Cluster
+		cr.fromMarker(mk)
 	}
 	cr.Image.SourceRevisions = readRevisions(files)
 	if b, ok := optional(files, sweep.NoRevisionsFile, sweep.MaxMarkerSize); ok {
@@ -219,27 +207,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 	var refused *sweep.RefusedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
-			cr.Outcome = HarnessFailed
-			cr.Detail = fmt.Sprintf("the harness exited %d and wrote no result.json", mk.ExitCode)
-			if !started {
-				cr.Outcome = NotStarted
-				cr.Detail = fmt.Sprintf("the job exited %d before the harness started (see the cell's log)", mk.ExitCode)
-			}
-			return cr
-		}
-		cr.Outcome = Missing
-		if cr.State == "" {
-			cr.State = "UNKNOWN"
-			if hasMarker {
-				cr.State = "ENDED"
-				if mk.Signal != "" {
-					cr.State = "SIGNALED_" + mk.Signal
-				}
-			}
-		}
-		cr.Detail = "no result.json (" + cr.State + ")"
-		return cr
+		return withoutResult(cr, mk, hasMarker, started)
 	case errors.As(err, &refused):
 		cr.Outcome, cr.Detail = Invalid, "result.json "+refused.Reason
 		if strings.Contains(refused.Reason, "limit") {
@@ -256,6 +224,54 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		return cr
 	}
 	return withResult(cr, r, c, mk, hasMarker)
+}
+
+// fromState takes what the scheduler says of the cell: its final state,
+// its nodes and its attempts.
+func (cr *CellResult) fromState(st sweep.CellState) {
+	cr.State, cr.Nodes, cr.Attempts = st.State, st.Nodes, st.Attempts
+	for _, e := range st.Earlier {
+		cr.Earlier = append(cr.Earlier, Attempt{State: e.State, Nodes: e.Nodes, Class: stateClass(e.State)})
+	}
+}
+
+// fromMarker takes what the job's exit marker says: the exit code, when
+// it started, and where it ran if the scheduler did not say.
+func (cr *CellResult) fromMarker(mk sweep.ExitMarker) {
+	code := mk.ExitCode
+	cr.ExitCode = &code
+	cr.Started = mk.Started.UTC().Format(time.RFC3339)
+	if cr.Nodes == "" {
+		cr.Nodes = mk.Host
+	}
+	cr.Cluster = mk.Cluster
+}
+
+// withoutResult completes a cell that wrote no result.json: the harness
+// failed (it exited non-zero on its own), the job failed before the
+// harness started, or the cell is MISSING, with how its job ended.
+func withoutResult(cr CellResult, mk sweep.ExitMarker, hasMarker, started bool) CellResult {
+	if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
+		cr.Outcome = HarnessFailed
+		cr.Detail = fmt.Sprintf("the harness exited %d and wrote no result.json", mk.ExitCode)
+		if !started {
+			cr.Outcome = NotStarted
+			cr.Detail = fmt.Sprintf("the job exited %d before the harness started (see the cell's log)", mk.ExitCode)
+		}
+		return cr
+	}
+	cr.Outcome = Missing
+	if cr.State == "" {
+		cr.State = "UNKNOWN"
+		if hasMarker {
+			cr.State = "ENDED"
+			if mk.Signal != "" {
+				cr.State = "SIGNALED_" + mk.Signal
+			}
+		}
+	}
+	cr.Detail = "no result.json (" + cr.State + ")"
+	return cr
 }
 
 // withResult completes a cell whose result was read.
