@@ -141,43 +141,9 @@ func elements(s *jsonscan.Scanner, doc []byte) ([][]byte, bool) {
 // start too, and every part is what one pass gives. ok is false when
 // the guesses cannot be made or one is not taken.
 func parallel(doc []byte, open, k int) (elems [][]byte, end int, ok bool) {
-	s := jsonscan.New(doc, nil)
-	s.Seek(open)
-	if !s.Skip('[') {
+	starts, ok := partStarts(doc, open, k)
+	if !ok {
 		return nil, 0, false
-	}
-	s.Space()
-	first := s.Pos()
-	if !s.SkipValue() {
-		return nil, 0, false
-	}
-	s.Space()
-	comma := s.Pos()
-	if !s.Skip(',') || s.Peek() != '{' {
-		return nil, 0, false
-	}
-	second := s.Pos()
-	s.Seek(second + 1)
-	if s.Peek() != '"' || !s.SkipValue() || !s.Skip(':') {
-		return nil, 0, false
-	}
-	mark := doc[comma:s.Pos()] // ,{"first key": with the blanks between
-	starts := []int{first}
-	for p := 1; p < k; p++ {
-		from := max(open+p*(len(doc)-open)/k, starts[len(starts)-1]+1)
-		at := bytes.Index(doc[from:], mark)
-		if at < 0 {
-			break
-		}
-		starts = append(starts, from+at+second-comma)
-	}
-	if len(starts) < 2 {
-		return nil, 0, false
-	}
-	type part struct {
-		elems  [][]byte
-		landed int // where the next part's first element starts; the array's end for the last
-		ok     bool
 	}
 	parts := make([]part, len(starts))
 	var wg sync.WaitGroup
@@ -187,28 +153,7 @@ func parallel(doc []byte, open, k int) (elems [][]byte, end int, ok bool) {
 			if p+1 < len(starts) {
 				stop = starts[p+1]
 			}
-			s := jsonscan.New(doc, nil)
-			s.Seek(starts[p])
-			pt := &parts[p]
-			for {
-				at := s.Pos()
-				if !s.SkipValue() {
-					return
-				}
-				pt.elems = append(pt.elems, doc[at:s.Pos()])
-				if s.Skip(']') {
-					pt.landed, pt.ok = s.Pos(), stop == len(doc)
-					return
-				}
-				if !s.Skip(',') {
-					return
-				}
-				s.Space()
-				if s.Pos() >= stop {
-					pt.landed, pt.ok = s.Pos(), s.Pos() == stop
-					return
-				}
-			}
+			parts[p] = stepPart(doc, starts[p], stop)
 		})
 	}
 	wg.Wait()
@@ -224,6 +169,79 @@ func parallel(doc []byte, open, k int) (elems [][]byte, end int, ok bool) {
 		elems = append(elems, pt.elems...)
 	}
 	return elems, parts[len(parts)-1].landed, true
+}
+
+// partStarts finds where up to k parts of the array at open start: the
+// first element, then the next element that begins as the second does
+// (a comma, "{", its first key and the blanks between) after each k-th of
+// the document. Fewer than two parts, or an array not of objects, is not
+// ok.
+func partStarts(doc []byte, open, k int) ([]int, bool) {
+	s := jsonscan.New(doc, nil)
+	s.Seek(open)
+	if !s.Skip('[') {
+		return nil, false
+	}
+	s.Space()
+	first := s.Pos()
+	if !s.SkipValue() {
+		return nil, false
+	}
+	s.Space()
+	comma := s.Pos()
+	if !s.Skip(',') || s.Peek() != '{' {
+		return nil, false
+	}
+	second := s.Pos()
+	s.Seek(second + 1)
+	if s.Peek() != '"' || !s.SkipValue() || !s.Skip(':') {
+		return nil, false
+	}
+	mark := doc[comma:s.Pos()] // ,{"first key": with the blanks between
+	starts := []int{first}
+	for p := 1; p < k; p++ {
+		from := max(open+p*(len(doc)-open)/k, starts[len(starts)-1]+1)
+		at := bytes.Index(doc[from:], mark)
+		if at < 0 {
+			break
+		}
+		starts = append(starts, from+at+second-comma)
+	}
+	return starts, len(starts) >= 2
+}
+
+// part is the elements one goroutine stepped over.
+type part struct {
+	elems  [][]byte
+	landed int // where the next part's first element starts; the array's end for the last
+	ok     bool
+}
+
+// stepPart steps over the elements from start until it reaches stop (the
+// next part's start) or the array's end; it is ok only if it lands there
+// exactly, so a guessed start inside a string fails the whole split.
+func stepPart(doc []byte, start, stop int) (pt part) {
+	s := jsonscan.New(doc, nil)
+	s.Seek(start)
+	for {
+		at := s.Pos()
+		if !s.SkipValue() {
+			return pt
+		}
+		pt.elems = append(pt.elems, doc[at:s.Pos()])
+		if s.Skip(']') {
+			pt.landed, pt.ok = s.Pos(), stop == len(doc)
+			return pt
+		}
+		if !s.Skip(',') {
+			return pt
+		}
+		s.Space()
+		if s.Pos() >= stop {
+			pt.landed, pt.ok = s.Pos(), s.Pos() == stop
+			return pt
+		}
+	}
 }
 
 // bulkGC is the garbage collector's percent while a large document is
