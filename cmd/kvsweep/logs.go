@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -86,42 +87,19 @@ func followLog(e *env, dir, cellID string, cfg *scheduler.Config, n int, interva
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	var file string
-	var offset int64
+	lf := &logFollower{dir: dir, cellID: cellID, n: n, out: e.stdout}
 	for {
-		if file == "" {
-			for _, f := range sweep.LogFiles(dir, cellID) {
-				file = f // the job output sorts first
-				break
-			}
-			if file != "" {
-				var tail string
-				if tail, offset, err = sweep.Tail(dir, file, n, maxTailBytes); err != nil {
-					return err
-				}
-				fmt.Fprint(e.stdout, tail)
-			}
-		} else {
-			b, next, err := sweep.ReadFrom(dir, file, offset, maxTailBytes)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			e.stdout.Write(b)
-			offset = next
+		if err := lf.step(); err != nil {
+			return err
 		}
-		cells, _, err := scheduler.Status(ctx, dir, sched)
+		state, err := cellState(ctx, dir, sched, cellID)
 		if err != nil {
 			return err
 		}
-		for _, c := range cells {
-			if c.ID == cellID && (scheduler.Terminal(c.State) || c.State == scheduler.StateNotSubmitted) {
-				if file != "" {
-					b, _, _ := sweep.ReadFrom(dir, file, offset, maxTailBytes)
-					e.stdout.Write(b)
-				}
-				fmt.Fprintf(e.stderr, "kvsweep logs: cell %s is %s\n", cellID, c.State)
-				return nil
-			}
+		if scheduler.Terminal(state) || state == scheduler.StateNotSubmitted {
+			lf.rest()
+			fmt.Fprintf(e.stderr, "kvsweep logs: cell %s is %s\n", cellID, state)
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -129,4 +107,62 @@ func followLog(e *env, dir, cellID string, cfg *scheduler.Config, n int, interva
 		case <-time.After(interval):
 		}
 	}
+}
+
+// logFollower prints a cell's log as it grows: its last n lines once the
+// log exists, then what was added since.
+type logFollower struct {
+	dir, cellID, file string
+	n                 int
+	offset            int64
+	out               io.Writer
+}
+
+// step prints the tail once the log appears, then what was added.
+func (lf *logFollower) step() error {
+	if lf.file == "" {
+		for _, f := range sweep.LogFiles(lf.dir, lf.cellID) {
+			lf.file = f // the job output sorts first
+			break
+		}
+		if lf.file == "" {
+			return nil
+		}
+		tail, offset, err := sweep.Tail(lf.dir, lf.file, lf.n, maxTailBytes)
+		if err != nil {
+			return err
+		}
+		lf.offset = offset
+		fmt.Fprint(lf.out, tail)
+		return nil
+	}
+	b, next, err := sweep.ReadFrom(lf.dir, lf.file, lf.offset, maxTailBytes)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	lf.out.Write(b)
+	lf.offset = next
+	return nil
+}
+
+// rest prints what the log gained last, once the cell has ended.
+func (lf *logFollower) rest() {
+	if lf.file != "" {
+		b, _, _ := sweep.ReadFrom(lf.dir, lf.file, lf.offset, maxTailBytes)
+		lf.out.Write(b)
+	}
+}
+
+// cellState is the cell's state now ("" if the sweep has no such cell).
+func cellState(ctx context.Context, dir string, sched scheduler.Scheduler, cellID string) (string, error) {
+	cells, _, err := scheduler.Status(ctx, dir, sched)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cells {
+		if c.ID == cellID {
+			return c.State, nil
+		}
+	}
+	return "", nil
 }

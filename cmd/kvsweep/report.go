@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
+	"io"
 
 	"github.com/spf13/pflag"
 
@@ -171,50 +171,15 @@ func (o *reportOpts) compare(e *env, sel string) error {
 	if err != nil {
 		return err
 	}
+	sides, err := analysis.SelectSides(o.store, analysis.SideQuery{Selection: sel, Baseline: o.baseline, Candidate: o.candidate,
+		BaseFilter: o.baseFilter, CandFilter: o.candFilter})
+	if err != nil {
+		return err
+	}
 	opts.All = o.all
-	bf, err := testrun.ParseFilters(o.baseFilter)
-	if err != nil {
-		return usagef("--baseline-filter: %v", err)
-	}
-	cf, err := testrun.ParseFilters(o.candFilter)
-	if err != nil {
-		return usagef("--candidate-filter: %v", err)
-	}
-	bfs, cfs := strings.Join(o.baseFilter, ","), strings.Join(o.candFilter, ",")
-	var base, cand []*testrun.Run
-	var ignore []string
-	bl, cl := strings.TrimSpace(o.baseline+" "+bfs), strings.TrimSpace(o.candidate+" "+cfs)
-	if sel != "" {
-		runs, err := testrun.SelectRuns(o.store, sel)
-		if err != nil {
-			return err
-		}
-		if base, cand, ignore = analysis.Split(runs, bf, cf); len(base) == 0 {
-			return fmt.Errorf("no cell of %s matches --baseline-filter %s", sel, bfs)
-		}
-		bl, cl = sel+" "+bfs, sel+" without "+bfs
-		if len(cf) > 0 {
-			cl = sel + " " + cfs
-		}
-	} else {
-		if base, err = testrun.SelectRuns(o.store, o.baseline); err != nil {
-			return err
-		}
-		if cand, err = testrun.SelectRuns(o.store, o.candidate); err != nil {
-			return err
-		}
-		if len(bf) > 0 {
-			base, _, ignore = analysis.Split(base, bf, nil)
-		}
-		if len(cf) > 0 {
-			var more []string
-			_, cand, more = analysis.Split(cand, nil, cf)
-			ignore = append(ignore, more...)
-		}
-	}
-	opts.Ignore = append([]string{"repeat"}, ignore...)
-	cmp := analysis.Compare(bl, base, cl, cand, opts)
-	return o.checked(cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
+	opts.Ignore = append([]string{"repeat"}, sides.Ignore...)
+	cmp := analysis.Compare(sides.BaseLabel, sides.Base, sides.CandLabel, sides.Cand, opts)
+	return o.checked(sides.Cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
 }
 
 // checked applies --check to runs (and the comparison, if any) once the
@@ -230,6 +195,17 @@ func (o *reportOpts) checked(runs []*testrun.Run, cmp *analysis.Comparison, err 
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
+// printCollected says why each cell without a valid result has none, and
+// the counts (on counts: stdout, or stderr when a report goes to stdout).
+func printCollected(e *env, run *testrun.Run, counts io.Writer) {
+	for _, c := range run.Cells {
+		if c.Outcome != testrun.OK {
+			fmt.Fprintf(e.stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
+		}
+	}
+	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
+}
+
 // written), and the counts line goes to stderr instead of stdout.
 func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath, format string) (*testrun.Run, error) {
 	m, sched, err := openSweep(e, dir, cfg)
@@ -257,12 +233,7 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOpti
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range run.Cells {
-		if c.Outcome != testrun.OK {
-			fmt.Fprintf(e.stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
-		}
-	}
-	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
+	printCollected(e, run, counts)
 	if format != "" {
 		if reportErr != nil {
 			return nil, reportErr

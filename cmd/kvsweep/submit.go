@@ -119,9 +119,24 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	opts.Submitted = func(rep *scheduler.SubmitReport) {
 		fmt.Fprintf(e.stdout, "submitted %d cells of sweep %s in %d %s calls\n", rep.Cells, m.SweepID, rep.Calls, submitCall[sched.Name()])
 	}
+	stopProgress := o.localProgress(e, dir, sched, &opts)
+	rep, err := scheduler.Submit(ctx, dir, sched, opts)
+	stopProgress(rep)
+	if rep != nil && rep.Adopted+rep.Abandoned > 0 {
+		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
+	}
+	if err == nil && rep.Final != nil {
+		printLocalRun(e, m.SweepID, rep)
+	}
+	return err
+}
+
+// localProgress shows the local executor's progress while Submit runs
+// the cells (it runs them before it returns); the function it returns
+// stops it with the final states.
+func (o *submitOpts) localProgress(e *env, dir string, sched scheduler.Scheduler, opts *scheduler.SubmitOptions) func(*scheduler.SubmitReport) {
 	var stopProgress func([]scheduler.CellStatus)
 	if _, queue := sched.(scheduler.Queue); queue && !opts.DryRun {
-		// The local executor runs the cells before Submit returns.
 		show := progress(e, o.quiet)
 		submitted := opts.Submitted
 		opts.Submitted = func(rep *scheduler.SubmitReport) {
@@ -129,32 +144,32 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 			stopProgress = followLocal(e, dir, sched, show)
 		}
 	}
-	rep, err := scheduler.Submit(ctx, dir, sched, opts)
-	if stopProgress != nil {
+	return func(rep *scheduler.SubmitReport) {
+		if stopProgress == nil {
+			return
+		}
 		var final []scheduler.CellStatus
 		if rep != nil {
 			final = rep.Final
 		}
 		stopProgress(final)
 	}
-	if rep != nil && rep.Adopted+rep.Abandoned > 0 {
-		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
-	}
-	if err == nil && rep.Final != nil {
-		// What this call ran, then the whole sweep when that is more.
-		var ran []scheduler.CellStatus
-		for _, c := range rep.Final {
-			job, _, _ := strings.Cut(c.Task, "_")
-			if slices.Contains(rep.JobIDs, job) {
-				ran = append(ran, c)
-			}
-		}
-		fmt.Fprintf(e.stdout, "local executor finished %d cells: %s\n", len(ran), scheduler.CountsLine(ran))
-		if len(ran) < len(rep.Final) {
-			fmt.Fprintf(e.stdout, "sweep %s: %d cells: %s\n", m.SweepID, len(rep.Final), scheduler.CountsLine(rep.Final))
+}
+
+// printLocalRun says how the cells the local executor ran ended, then the
+// whole sweep when that is more.
+func printLocalRun(e *env, sweepID string, rep *scheduler.SubmitReport) {
+	var ran []scheduler.CellStatus
+	for _, c := range rep.Final {
+		job, _, _ := strings.Cut(c.Task, "_")
+		if slices.Contains(rep.JobIDs, job) {
+			ran = append(ran, c)
 		}
 	}
-	return err
+	fmt.Fprintf(e.stdout, "local executor finished %d cells: %s\n", len(ran), scheduler.CountsLine(ran))
+	if len(ran) < len(rep.Final) {
+		fmt.Fprintf(e.stdout, "sweep %s: %d cells: %s\n", sweepID, len(rep.Final), scheduler.CountsLine(rep.Final))
+	}
 }
 
 func init() { register(submitCmd, resubmitCmd) }
