@@ -195,6 +195,7 @@ func (o *reportOpts) checked(runs []*testrun.Run, cmp *analysis.Comparison, err 
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
+
 // printCollected says why each cell without a valid result has none, and
 // the counts (on counts: stdout, or stderr when a report goes to stdout).
 func printCollected(e *env, run *testrun.Run, counts io.Writer) {

@@ -128,7 +128,6 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 	return job, nil
 }
 
-
 // jobLabels are the labels of a job's Job and pods: kvsweep's, the sweep's
 // and the job's, and the cell's for a Job of one cell.
 func jobLabels(m *sweep.Manifest, j sweep.Job) map[string]string {
