@@ -191,11 +191,6 @@ func (o *reportOpts) checked(runs []*testrun.Run, cmp *analysis.Comparison, err 
 	return analysis.Check(runs, cmp, o.gates)
 }
 
-// collect collects the sweep in dir with its cells' final states, writes
-// results.json and the store (unless storePath is empty), and prints one
-// line per cell without a valid result and the counts. With a report
-// format it then prints the run's report (made while results.json is
-
 // printCollected says why each cell without a valid result has none, and
 // the counts (on counts: stdout, or stderr when a report goes to stdout).
 func printCollected(e *env, run *testrun.Run, counts io.Writer) {
@@ -207,6 +202,10 @@ func printCollected(e *env, run *testrun.Run, counts io.Writer) {
 	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
 }
 
+// collect collects the sweep in dir with its cells' final states, writes
+// results.json and the store (unless storePath is empty), and prints one
+// line per cell without a valid result and the counts. With a report
+// format it then prints the run's report (made while results.json is
 // written), and the counts line goes to stderr instead of stdout.
 func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath, format string) (*testrun.Run, error) {
 	m, sched, err := openSweep(e, dir, cfg)
