@@ -92,7 +92,7 @@ func shellcheck(t *testing.T, path string) {
 	}
 	bin, err := exec.LookPath("shellcheck")
 	if err != nil {
-		t.Fatalf("shellcheck is not installed (run scripts/test-env.sh install): %v", err)
+		t.Fatalf("shellcheck is not installed (scripts/test.sh installs it): %v", err)
 	}
 	if out, err := exec.Command(bin, path).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck %s: %v\n%s", path, err, out)

@@ -10,8 +10,9 @@ import (
 
 // Config picks and configures a scheduler.
 type Config struct {
-	// Name is "slurm" or "local"; empty means the scheduler of the sweep's
-	// last submission, else the one its spec names.
+	// Name is "slurm", "local" or a registered scheduler ("k8s"); empty
+	// means the scheduler of the sweep's last submission, else the one its
+	// spec names.
 	Name string
 	// RetryDeadline bounds Slurm's retries of transient errors.
 	RetryDeadline time.Duration

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# k8s-env.sh: a real single-node Kubernetes cluster on this machine for the
+# k8s-env.sh: a real two-node Kubernetes cluster on this machine for the
 # scheduler k8s tests: etcd (Debian), kube-apiserver, kube-controller-manager,
 # kube-scheduler and kubelet built from k8s.io/kubernetes (tools/k8s/go.mod),
 # containerd and runc from Debian with Debian's CNI plugins, and a pause

@@ -1,5 +1,6 @@
 // Command kvsweep builds the KVCR quick-start image and runs test sweeps
-// (engine x topology x hybrid geometry x test cases) on Slurm or locally.
+// (engine x topology x hybrid geometry x test cases) on Slurm, on
+// Kubernetes or locally.
 //
 // Usage:
 //

@@ -166,7 +166,7 @@ func newFlagSet(c *command) *pflag.FlagSet {
 }
 
 func topUsage(w io.Writer) {
-	fmt.Fprint(w, `kvsweep builds the KVCR quick-start image and runs test sweeps on Slurm or locally.
+	fmt.Fprint(w, `kvsweep builds the KVCR quick-start image and runs test sweeps on Slurm, on Kubernetes or locally.
 
 Usage:
   kvsweep <command> [flags] [args]
