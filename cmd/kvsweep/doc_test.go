@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,7 +22,20 @@ func TestDocExamples(t *testing.T) {
 	if len(examples) < 2 {
 		t.Fatalf("doc.go has %d examples, want the ones it shows", len(examples))
 	}
-	t.Chdir("../..")
+	// The examples write into the sweeps they read (results.json,
+	// observed.json): they run on copies, beside the examples they name.
+	work := t.TempDir()
+	exampleDir, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exampleDir, filepath.Join(work, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(work, "testrun", "testdata"), os.DirFS("../../testrun/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
 	t.Setenv("KVSWEEP_STORE", t.TempDir()+"/history.db")
 	for _, ex := range examples {
 		var out, errb bytes.Buffer
@@ -41,7 +55,8 @@ type docExample struct {
 }
 
 // docExamples reads the "//\t$ kvsweep ARGS" lines of a doc comment and the
-// indented output lines after each, up to the next line that is not one.
+// indented output lines after each (blank lines among them too), up to
+// the next line that is neither.
 func docExamples(src string) []docExample {
 	var out []docExample
 	var cur *docExample
@@ -61,6 +76,9 @@ func docExamples(src string) []docExample {
 			cur = &docExample{args: strings.Fields(strings.TrimPrefix(body, "$ kvsweep "))}
 		case indented && cur != nil:
 			lines = append(lines, body)
+		case l == "//" && cur != nil:
+			// A blank line inside the output; a paragraph after it ends it.
+			lines = append(lines, "")
 		default:
 			flush()
 		}
