@@ -81,3 +81,11 @@ func FuzzDecodeCell(f *testing.F) {
 		}
 	})
 }
+
+// The reader's member list is Cell's JSON members, in order: a field
+// added to Cell without its entry fails here, before any fuzzer runs.
+func TestCellMembers(t *testing.T) {
+	if err := jsonscan.CheckMembers(reflect.TypeFor[Cell](), cellMembers.Names()); err != nil {
+		t.Error(err)
+	}
+}

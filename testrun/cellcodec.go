@@ -13,17 +13,6 @@ import (
 // cells as WriteRun writes them, and whatever it does not expect goes to
 // encoding/json, whose answer is the reference (FuzzDecodeCell).
 
-// scanner reads results.json's cells with the scratch of result.json's
-// readers: the same interner, and the case lists read through it.
-type scanner struct {
-	jsonscan.Scanner
-	*result.Scratch
-}
-
-func newScanner(b []byte, sc *result.Scratch) scanner {
-	return scanner{Scanner: jsonscan.New(b, sc.Interner()), Scratch: sc}
-}
-
 // cellDecoder decodes one cell of results.json, as json.Unmarshal would,
 // with its own interner: one per goroutine.
 func cellDecoder() func([]byte, *CellResult) error {
@@ -37,102 +26,176 @@ func cellDecoder() func([]byte, *CellResult) error {
 	}
 }
 
-// decodeCell is json.Unmarshal of a CellResult for the cells WriteRun
-// writes: every member a known one, spelled as written, of its own type,
-// once. Anything else (another spelling encoding/json would also match,
-// null, a number where an int goes that is not a plain integer, data
-// after the object) gives up with ok false.
-func decodeCell(b []byte, sc *result.Scratch) (cr CellResult, ok bool) {
-	s := newScanner(b, sc)
-	ok = s.Fields(0, func(key string, depth int) bool {
-		var ok bool
-		switch key {
-		case "cell_id":
-			cr.CellID, ok = s.Str()
-		case "name":
-			cr.Name, ok = s.Str()
-		case "params":
-			cr.Params, ok = s.StrMap(depth)
-		case "planned_cases":
-			cr.Planned, ok = s.StrList(depth)
-		case "outcome":
-			cr.Outcome, ok = s.Str()
-		case "detail":
-			cr.Detail, ok = s.Str()
-		case "state":
-			cr.State, ok = s.Str()
-		case "exit_code":
-			var n int
-			n, ok = s.Integer()
-			cr.ExitCode = &n
-		case "image":
-			ok = s.cellImage(depth, &cr.Image)
-		case "no_provenance":
-			cr.NoProvenance, ok = s.Str()
-		case "started":
-			cr.Started, ok = s.Str()
-		case "cases":
-			cr.Cases, ok = s.Scratch.ReadCaseList(&s.Scanner, depth)
-		case "evidence":
-			cr.Evidence, ok = s.StrList(depth)
-		case "class":
-			cr.Class, ok = s.Str()
-		case "nodes":
-			cr.Nodes, ok = s.Str()
-		case "cluster":
-			cr.Cluster, ok = s.Str()
-		case "verdicts_only":
-			cr.VerdictsOnly, ok = s.Boolean()
-		case "attempts":
-			cr.Attempts, ok = s.Integer()
-		case "earlier":
-			cr.Earlier, ok = s.attemptList(depth)
-		}
-		return ok
-	})
-	return cr, ok && s.Done()
+// cellIO is a cell being read or written, with the scratch its case list
+// is read through.
+type cellIO struct {
+	CellResult
+	sc *result.Scratch
 }
 
-func (s *scanner) cellImage(depth int, im *result.Image) bool {
-	return s.Fields(depth, func(key string, depth int) bool {
-		var ok bool
-		switch key {
-		case "ref":
-			im.Ref, ok = s.Str()
-		case "digest":
-			im.Digest, ok = s.Str()
-		case "source_revisions":
-			// Its own format: encoding/json decodes it.
-			if s.Peek() != '{' {
-				return false
-			}
-			from := s.Pos()
-			ok = s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &im.SourceRevisions) == nil
-		}
+// cellMembers are CellResult's members, in field order: the one list its
+// reader and writer walk (TestCellMembers holds it to the struct).
+var cellMembers = jsonscan.Members[cellIO]{
+	jsonscan.M("cell_id", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.CellID, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "cell_id"), c.CellID), true
+		}),
+	jsonscan.M("name", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Name, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "name"), c.Name), true
+		}),
+	jsonscan.M("params", func(s *jsonscan.Scanner, c *cellIO, depth int) (ok bool) { c.Params, ok = s.StrMap(depth); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendStrMap(jsonscan.Key(b, "params"), c.Params), true
+		}),
+	jsonscan.M("planned_cases", func(s *jsonscan.Scanner, c *cellIO, depth int) (ok bool) { c.Planned, ok = s.StrList(depth); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendStrList(jsonscan.Key(b, "planned_cases"), c.Planned), true
+		}),
+	jsonscan.M("outcome", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Outcome, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "outcome"), c.Outcome), true
+		}),
+	jsonscan.M("detail", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Detail, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "detail", c.Detail), true }),
+	jsonscan.M("state", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.State, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "state", c.State), true }),
+	jsonscan.M("exit_code", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		n, ok := s.Integer()
+		c.ExitCode = &n
 		return ok
-	})
-}
-
-func (s *scanner) attemptList(depth int) ([]Attempt, bool) {
-	as := []Attempt{}
-	ok := s.Elements(depth, func(depth int) bool {
-		var a Attempt
-		ok := s.Fields(depth, func(key string, _ int) bool {
-			var ok bool
-			switch key {
-			case "state":
-				a.State, ok = s.Str()
-			case "nodes":
-				a.Nodes, ok = s.Str()
-			case "class":
-				a.Class, ok = s.Str()
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if c.ExitCode == nil {
+			return b, true
+		}
+		return strconv.AppendInt(jsonscan.Key(b, "exit_code"), int64(*c.ExitCode), 10), true
+	}),
+	jsonscan.M("image", func(s *jsonscan.Scanner, c *cellIO, depth int) bool { return imageMembers.Read(s, &c.Image, depth) },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return imageMembers.Append(jsonscan.Key(b, "image"), &c.Image)
+		}),
+	jsonscan.M("no_provenance", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.NoProvenance, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendOptStr(b, "no_provenance", c.NoProvenance), true
+		}),
+	jsonscan.M("started", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Started, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "started", c.Started), true }),
+	jsonscan.M("cases", func(s *jsonscan.Scanner, c *cellIO, depth int) (ok bool) {
+		c.Cases, ok = c.sc.ReadCaseList(s, depth)
+		return
+	},
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			if len(c.Cases) == 0 {
+				return b, true
 			}
-			return ok
+			b = append(jsonscan.Key(b, "cases"), '[')
+			for i := range c.Cases {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				var ok bool
+				if b, ok = result.AppendCase(b, &c.Cases[i]); !ok {
+					return b, false
+				}
+			}
+			return append(b, ']'), true
+		}),
+	jsonscan.M("evidence", func(s *jsonscan.Scanner, c *cellIO, depth int) (ok bool) { c.Evidence, ok = s.StrList(depth); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			if len(c.Evidence) == 0 {
+				return b, true
+			}
+			return jsonscan.AppendStrList(jsonscan.Key(b, "evidence"), c.Evidence), true
+		}),
+	jsonscan.M("class", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Class, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "class", c.Class), true }),
+	jsonscan.M("nodes", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Nodes, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "nodes", c.Nodes), true }),
+	jsonscan.M("cluster", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Cluster, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "cluster", c.Cluster), true }),
+	jsonscan.M("verdicts_only", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.VerdictsOnly, ok = s.Boolean(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			if !c.VerdictsOnly {
+				return b, true
+			}
+			return append(jsonscan.Key(b, "verdicts_only"), "true"...), true
+		}),
+	jsonscan.M("attempts", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Attempts, ok = s.Integer(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			if c.Attempts == 0 {
+				return b, true
+			}
+			return strconv.AppendInt(jsonscan.Key(b, "attempts"), int64(c.Attempts), 10), true
+		}),
+	jsonscan.M("earlier", func(s *jsonscan.Scanner, c *cellIO, depth int) bool {
+		c.Earlier = []Attempt{}
+		return s.Elements(depth, func(depth int) bool {
+			c.Earlier = append(c.Earlier, Attempt{})
+			return attemptMembers.Read(s, &c.Earlier[len(c.Earlier)-1], depth)
 		})
-		as = append(as, a)
-		return ok
-	})
-	return as, ok
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if len(c.Earlier) == 0 {
+			return b, true
+		}
+		b = append(jsonscan.Key(b, "earlier"), '[')
+		for i := range c.Earlier {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b, _ = attemptMembers.Append(b, &c.Earlier[i])
+		}
+		return append(b, ']'), true
+	}),
+}
+
+// imageMembers are a cell's image's members; the source revisions are
+// their own format, which encoding/json reads and writes.
+var imageMembers = jsonscan.Members[result.Image]{
+	jsonscan.M("ref", func(s *jsonscan.Scanner, im *result.Image, _ int) (ok bool) { im.Ref, ok = s.Str(); return },
+		func(b []byte, im *result.Image) ([]byte, bool) { return jsonscan.AppendOptStr(b, "ref", im.Ref), true }),
+	jsonscan.M("digest", func(s *jsonscan.Scanner, im *result.Image, _ int) (ok bool) { im.Digest, ok = s.Str(); return },
+		func(b []byte, im *result.Image) ([]byte, bool) {
+			return jsonscan.AppendOptStr(b, "digest", im.Digest), true
+		}),
+	jsonscan.M("source_revisions", func(s *jsonscan.Scanner, im *result.Image, _ int) bool {
+		if s.Peek() != '{' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &im.SourceRevisions) == nil
+	}, func(b []byte, im *result.Image) ([]byte, bool) {
+		if im.SourceRevisions == nil {
+			return b, true
+		}
+		sr, err := json.Marshal(im.SourceRevisions)
+		return append(jsonscan.Key(b, "source_revisions"), sr...), err == nil
+	}),
+}
+
+// attemptMembers are an earlier attempt's members.
+var attemptMembers = jsonscan.Members[Attempt]{
+	jsonscan.M("state", func(s *jsonscan.Scanner, a *Attempt, _ int) (ok bool) { a.State, ok = s.Str(); return },
+		func(b []byte, a *Attempt) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "state"), a.State), true
+		}),
+	jsonscan.M("nodes", func(s *jsonscan.Scanner, a *Attempt, _ int) (ok bool) { a.Nodes, ok = s.Str(); return },
+		func(b []byte, a *Attempt) ([]byte, bool) { return jsonscan.AppendOptStr(b, "nodes", a.Nodes), true }),
+	jsonscan.M("class", func(s *jsonscan.Scanner, a *Attempt, _ int) (ok bool) { a.Class, ok = s.Str(); return },
+		func(b []byte, a *Attempt) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "class"), a.Class), true
+		}),
+}
+
+// decodeCell is json.Unmarshal of a CellResult for the cells WriteRun
+// writes: every member a known one, spelled as written, of its own type.
+// Anything else (another spelling encoding/json would also match, null,
+// a number where an int goes that is not a plain integer, data after the
+// object) gives up with ok false.
+func decodeCell(b []byte, sc *result.Scratch) (CellResult, bool) {
+	s := jsonscan.New(b, sc.Interner())
+	c := cellIO{sc: sc}
+	ok := cellMembers.Read(&s, &c, 0)
+	return c.CellResult, ok && s.Done()
 }
 
 // appendCell appends json.Marshal(c) to b, without reflection: the cells
@@ -142,109 +205,11 @@ func (s *scanner) attemptList(depth int) ([]Attempt, bool) {
 // what it cannot write as encoding/json would (a number that is not
 // finite) it leaves to json.Marshal, which says why.
 func appendCell(b []byte, c *CellResult) ([]byte, error) {
-	start := len(b)
-	b = append(b, `{"cell_id":`...)
-	b = jsonscan.AppendStr(b, c.CellID)
-	b = append(b, `,"name":`...)
-	b = jsonscan.AppendStr(b, c.Name)
-	b = append(b, `,"params":`...)
-	b = jsonscan.AppendStrMap(b, c.Params)
-	b = append(b, `,"planned_cases":`...)
-	b = jsonscan.AppendStrList(b, c.Planned)
-	b = append(b, `,"outcome":`...)
-	b = jsonscan.AppendStr(b, c.Outcome)
-	b = jsonscan.AppendOptStr(b, "detail", c.Detail)
-	b = jsonscan.AppendOptStr(b, "state", c.State)
-	if c.ExitCode != nil {
-		b = append(b, `,"exit_code":`...)
-		b = strconv.AppendInt(b, int64(*c.ExitCode), 10)
+	out, ok := cellMembers.Append(b, &cellIO{CellResult: *c})
+	if !ok {
+		return appendMarshal(b, c)
 	}
-	b = append(b, `,"image":`...)
-	b, err := appendImage(b, &c.Image)
-	if err != nil {
-		return b[:start], err
-	}
-	b = jsonscan.AppendOptStr(b, "no_provenance", c.NoProvenance)
-	b = jsonscan.AppendOptStr(b, "started", c.Started)
-	if len(c.Cases) > 0 {
-		b = append(b, `,"cases":[`...)
-		for i := range c.Cases {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = result.AppendCase(b, &c.Cases[i]); !ok {
-				return appendMarshal(b[:start], c)
-			}
-		}
-		b = append(b, ']')
-	}
-	if len(c.Evidence) > 0 {
-		b = append(b, `,"evidence":`...)
-		b = jsonscan.AppendStrList(b, c.Evidence)
-	}
-	b = jsonscan.AppendOptStr(b, "class", c.Class)
-	b = jsonscan.AppendOptStr(b, "nodes", c.Nodes)
-	b = jsonscan.AppendOptStr(b, "cluster", c.Cluster)
-	if c.VerdictsOnly {
-		b = append(b, `,"verdicts_only":true`...)
-	}
-	if c.Attempts != 0 {
-		b = append(b, `,"attempts":`...)
-		b = strconv.AppendInt(b, int64(c.Attempts), 10)
-	}
-	if len(c.Earlier) > 0 {
-		b = append(b, `,"earlier":`...)
-		b = appendAttempts(b, c.Earlier)
-	}
-	return append(b, '}'), nil
-}
-
-// appendImage appends a cell's image: ref and digest unless empty, and
-// its source revisions as encoding/json writes them.
-func appendImage(b []byte, im *result.Image) ([]byte, error) {
-	b = append(b, '{')
-	comma := false
-	for _, f := range [...]struct{ name, v string }{{"ref", im.Ref}, {"digest", im.Digest}} {
-		if f.v != "" {
-			if comma {
-				b = append(b, ',')
-			}
-			b = jsonscan.AppendStr(b, f.name)
-			b = append(b, ':')
-			b = jsonscan.AppendStr(b, f.v)
-			comma = true
-		}
-	}
-	if im.SourceRevisions != nil {
-		sr, err := json.Marshal(im.SourceRevisions)
-		if err != nil {
-			return b, err
-		}
-		if comma {
-			b = append(b, ',')
-		}
-		b = append(append(b, `"source_revisions":`...), sr...)
-	}
-	b = append(b, '}')
-	return b, nil
-}
-
-// appendAttempts appends how a cell's earlier attempts ended.
-func appendAttempts(b []byte, as []Attempt) []byte {
-	b = append(b, '[')
-	for i, a := range as {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"state":`...)
-		b = jsonscan.AppendStr(b, a.State)
-		b = jsonscan.AppendOptStr(b, "nodes", a.Nodes)
-		b = append(b, `,"class":`...)
-		b = jsonscan.AppendStr(b, a.Class)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	return out, nil
 }
 
 // appendMarshal appends json.Marshal(v).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fill"
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/result"
 )
 
@@ -232,6 +233,24 @@ func addSampleCells(f *testing.F) {
 		for _, c := range r.Cells[:min(len(r.Cells), 12)] {
 			b, _ := json.Marshal(c)
 			f.Add(b)
+		}
+	}
+}
+
+// The codec's member lists are the structs' JSON members, in order: a
+// field added to CellResult, its image or an attempt without its entry
+// fails here, before any fuzzer runs.
+func TestCellMembers(t *testing.T) {
+	for _, tc := range []struct {
+		typ   reflect.Type
+		names []string
+	}{
+		{reflect.TypeFor[CellResult](), cellMembers.Names()},
+		{reflect.TypeFor[result.Image](), imageMembers.Names()},
+		{reflect.TypeFor[Attempt](), attemptMembers.Names()},
+	} {
+		if err := jsonscan.CheckMembers(tc.typ, tc.names); err != nil {
+			t.Error(err)
 		}
 	}
 }
