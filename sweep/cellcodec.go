@@ -8,14 +8,19 @@ import (
 
 // cellDecoder decodes one cell of manifest.json as json.Unmarshal would,
 // with its own interner (the engines, topologies, parameter names and
-// command words repeat in every cell): one per goroutine.
+// command words repeat in every cell): one per goroutine. It reuses its
+// scanner from cell to cell (a member list's readers are calls through
+// function values, which would move a scanner per cell to the heap).
 func cellDecoder() func([]byte, *Cell) error {
 	in := &jsonscan.Interner{}
+	s := new(jsonscan.Scanner)
 	return func(b []byte, c *Cell) error {
-		if cell, ok := decodeCell(b, in); ok {
-			*c = cell
+		*c = Cell{}
+		*s = jsonscan.New(b, in)
+		if cellMembers.Read(s, c, 0) && s.Done() {
 			return nil
 		}
+		*c = Cell{}
 		return json.Unmarshal(b, c)
 	}
 }

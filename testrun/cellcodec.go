@@ -14,14 +14,21 @@ import (
 // encoding/json, whose answer is the reference (FuzzDecodeCell).
 
 // cellDecoder decodes one cell of results.json, as json.Unmarshal would,
-// with its own interner: one per goroutine.
+// with its own interner: one per goroutine. It reuses its scanner from
+// cell to cell (a member list's readers are calls through function
+// values, which would move a scanner per cell to the heap).
 func cellDecoder() func([]byte, *CellResult) error {
 	sc := &result.Scratch{}
+	s := new(jsonscan.Scanner)
+	io := &cellIO{sc: sc}
 	return func(b []byte, c *CellResult) error {
-		if cr, ok := decodeCell(b, sc); ok {
-			*c = cr
+		*c = CellResult{}
+		io.CellResult = c
+		*s = jsonscan.New(b, sc.Interner())
+		if cellMembers.Read(s, io, 0) && s.Done() {
 			return nil
 		}
+		*c = CellResult{}
 		return json.Unmarshal(b, c)
 	}
 }
@@ -29,7 +36,7 @@ func cellDecoder() func([]byte, *CellResult) error {
 // cellIO is a cell being read or written, with the scratch its case list
 // is read through.
 type cellIO struct {
-	CellResult
+	*CellResult
 	sc *result.Scratch
 }
 
@@ -192,10 +199,10 @@ var attemptMembers = jsonscan.Members[Attempt]{
 // a number where an int goes that is not a plain integer, data after the
 // object) gives up with ok false.
 func decodeCell(b []byte, sc *result.Scratch) (CellResult, bool) {
+	var cr CellResult
 	s := jsonscan.New(b, sc.Interner())
-	c := cellIO{sc: sc}
-	ok := cellMembers.Read(&s, &c, 0)
-	return c.CellResult, ok && s.Done()
+	ok := cellMembers.Read(&s, &cellIO{CellResult: &cr, sc: sc}, 0)
+	return cr, ok && s.Done()
 }
 
 // appendCell appends json.Marshal(c) to b, without reflection: the cells
@@ -205,7 +212,17 @@ func decodeCell(b []byte, sc *result.Scratch) (CellResult, bool) {
 // what it cannot write as encoding/json would (a number that is not
 // finite) it leaves to json.Marshal, which says why.
 func appendCell(b []byte, c *CellResult) ([]byte, error) {
-	out, ok := cellMembers.Append(b, &cellIO{CellResult: *c})
+	return new(cellWriter).append(b, c)
+}
+
+// cellWriter is appendCell for a writer of many cells, reusing what the
+// member list's writers are given.
+type cellWriter struct{ io cellIO }
+
+func (w *cellWriter) append(b []byte, c *CellResult) ([]byte, error) {
+	w.io.CellResult = c
+	out, ok := cellMembers.Append(b, &w.io)
+	w.io.CellResult = nil
 	if !ok {
 		return appendMarshal(b, c)
 	}

@@ -97,12 +97,13 @@ func encodeCells(w *errWriter, cells []CellResult) error {
 			}
 			wg.Go(func() {
 				b := parts[k].AvailableBuffer()
+				var w cellWriter
 				for i := from; i < to; i++ {
 					if i > 0 {
 						b = append(b, ',')
 					}
 					var err error
-					if b, err = appendCell(b, &cells[i]); err != nil {
+					if b, err = w.append(b, &cells[i]); err != nil {
 						errs[k] = err
 						return
 					}
