@@ -12,84 +12,105 @@ func (sc *Scratch) Interner() *jsonscan.Interner { return &sc.in }
 // ReadCaseList reads, at s, a case list as encoding/json decodes a []Case,
 // through sc's scratch: empty (not nil) when it has none.
 func (sc *Scratch) ReadCaseList(s *jsonscan.Scanner, depth int) ([]Case, bool) {
-	rs := scanner{Scanner: *s, Scratch: sc}
-	cases, ok := rs.caseList(depth)
-	*s = rs.Scanner
+	sc.caseBuf = sc.caseBuf[:0]
+	ok := s.Elements(depth, func(depth int) bool {
+		sc.caseBuf = append(sc.caseBuf, Case{})
+		sc.io = caseIO{Case: &sc.caseBuf[len(sc.caseBuf)-1], sc: sc}
+		return caseMembers.Read(s, &sc.io, depth)
+	})
+	cases := make([]Case, len(sc.caseBuf))
+	copy(cases, sc.caseBuf)
+	clear(sc.caseBuf) // keeps nothing of this document alive
 	return cases, ok
 }
 
-func (s *scanner) caseList(depth int) ([]Case, bool) {
-	return s.readCases(depth, func(depth int, c *Case) bool {
-		return s.Fields(depth, func(key string, depth int) bool {
-			var ok bool
-			switch key {
-			case "id":
-				c.ID, ok = s.Str()
-			case "verdict":
-				c.Verdict, ok = s.Str()
-			case "duration_s":
-				c.DurationS, ok = s.Num()
-			case "message":
-				c.Message, ok = s.Str()
-			case "metrics":
-				s.metricBuf = s.metricBuf[:0]
-				ok = s.Members(depth, func(name string, depth int) bool {
-					m := Metric{Name: name}
-					ok := s.Fields(depth, func(key string, _ int) bool {
-						var ok bool
-						switch key {
-						case "value":
-							m.Value, ok = s.Num()
-						case "unit":
-							m.Unit, ok = s.Str()
-						case "direction":
-							m.Direction, ok = s.Str()
-						}
-						return ok
-					})
-					s.metricBuf = append(s.metricBuf, m)
-					return ok
-				})
-				if c.Metrics = sortedMetrics(s.metricBuf); c.Metrics == nil {
-					c.Metrics = Metrics{} // as encoding/json decodes {}
-				}
-			}
-			return ok
-		})
-	})
+// caseIO is a case being read or written, with the scratch its metrics
+// are read through.
+type caseIO struct {
+	*Case
+	sc *Scratch
 }
 
-// AppendCase appends a Case; ok is false for a number JSON cannot hold.
-func AppendCase(b []byte, c *Case) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = jsonscan.AppendStr(b, c.ID)
-	b = append(b, `,"verdict":`...)
-	b = jsonscan.AppendStr(b, c.Verdict)
-	if c.DurationS != 0 {
-		var ok bool
-		b = append(b, `,"duration_s":`...)
-		if b, ok = jsonscan.AppendFloat(b, c.DurationS); !ok {
-			return b, false
+// caseMembers are Case's members, in field order: the one list its reader
+// and writer walk (TestCaseMembers holds it to the struct).
+var caseMembers = jsonscan.Members[caseIO]{
+	jsonscan.M("id", func(s *jsonscan.Scanner, c *caseIO, _ int) (ok bool) { c.ID, ok = s.Str(); return },
+		func(b []byte, c *caseIO) ([]byte, bool) { return jsonscan.AppendStr(jsonscan.Key(b, "id"), c.ID), true }),
+	jsonscan.M("verdict", func(s *jsonscan.Scanner, c *caseIO, _ int) (ok bool) { c.Verdict, ok = s.Str(); return },
+		func(b []byte, c *caseIO) ([]byte, bool) {
+			return jsonscan.AppendStr(jsonscan.Key(b, "verdict"), c.Verdict), true
+		}),
+	jsonscan.M("duration_s", func(s *jsonscan.Scanner, c *caseIO, _ int) (ok bool) { c.DurationS, ok = s.Num(); return },
+		func(b []byte, c *caseIO) ([]byte, bool) {
+			if c.DurationS == 0 {
+				return b, true
+			}
+			return jsonscan.AppendFloat(jsonscan.Key(b, "duration_s"), c.DurationS)
+		}),
+	jsonscan.M("message", func(s *jsonscan.Scanner, c *caseIO, _ int) (ok bool) { c.Message, ok = s.Str(); return },
+		func(b []byte, c *caseIO) ([]byte, bool) { return jsonscan.AppendOptStr(b, "message", c.Message), true }),
+	jsonscan.M("metrics", func(s *jsonscan.Scanner, c *caseIO, depth int) bool {
+		sc := c.sc
+		sc.metricBuf = sc.metricBuf[:0]
+		ok := s.Members(depth, func(name string, depth int) bool {
+			sc.metricBuf = append(sc.metricBuf, Metric{Name: name})
+			return metricMembers.Read(s, &sc.metricBuf[len(sc.metricBuf)-1], depth)
+		})
+		if c.Metrics = sortedMetrics(sc.metricBuf); c.Metrics == nil {
+			c.Metrics = Metrics{} // as encoding/json decodes {}
 		}
-	}
-	b = jsonscan.AppendOptStr(b, "message", c.Message)
-	if len(c.Metrics) > 0 {
-		b = append(b, `,"metrics":{`...)
-		for i, m := range c.Metrics {
+		return ok
+	}, func(b []byte, c *caseIO) ([]byte, bool) {
+		if len(c.Metrics) == 0 {
+			return b, true
+		}
+		b = append(jsonscan.Key(b, "metrics"), '{')
+		for i := range c.Metrics {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsonscan.AppendStr(b, m.Name)
-			b = append(b, `:{"value":`...)
 			var ok bool
-			if b, ok = jsonscan.AppendFloat(b, m.Value); !ok {
+			b = append(jsonscan.AppendStr(b, c.Metrics[i].Name), ':')
+			if b, ok = metricMembers.Append(b, &c.Metrics[i]); !ok {
 				return b, false
 			}
-			b = jsonscan.AppendOptStr(b, "unit", m.Unit)
-			b = jsonscan.AppendOptStr(b, "direction", m.Direction)
-			b = append(b, '}')
 		}
-		b = append(b, '}')
+		return append(b, '}'), true
+	}),
+}
+
+// metricMembers are a metric's members; its name is its key in the case's
+// metrics.
+var metricMembers = jsonscan.Members[Metric]{
+	jsonscan.M("value", func(s *jsonscan.Scanner, m *Metric, _ int) (ok bool) { m.Value, ok = s.Num(); return },
+		func(b []byte, m *Metric) ([]byte, bool) {
+			return jsonscan.AppendFloat(jsonscan.Key(b, "value"), m.Value)
+		}),
+	jsonscan.M("unit", func(s *jsonscan.Scanner, m *Metric, _ int) (ok bool) { m.Unit, ok = s.Str(); return },
+		func(b []byte, m *Metric) ([]byte, bool) { return jsonscan.AppendOptStr(b, "unit", m.Unit), true }),
+	jsonscan.M("direction", func(s *jsonscan.Scanner, m *Metric, _ int) (ok bool) { m.Direction, ok = s.Str(); return },
+		func(b []byte, m *Metric) ([]byte, bool) {
+			return jsonscan.AppendOptStr(b, "direction", m.Direction), true
+		}),
+}
+
+// CaseWriter appends case lists as encoding/json writes a []Case, reusing
+// what the member list's writers are given; one per goroutine.
+type CaseWriter struct{ io caseIO }
+
+// Append appends cases; ok is false for a number JSON cannot hold.
+func (w *CaseWriter) Append(b []byte, cases []Case) ([]byte, bool) {
+	b = append(b, '[')
+	for i := range cases {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		w.io.Case = &cases[i]
+		var ok bool
+		if b, ok = caseMembers.Append(b, &w.io); !ok {
+			return b, false
+		}
 	}
-	return append(b, '}'), true
+	w.io.Case = nil
+	return append(b, ']'), true
 }

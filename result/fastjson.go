@@ -34,6 +34,7 @@ type Scratch struct {
 	in        interner
 	caseBuf   []Case
 	metricBuf []Metric
+	io        caseIO // the case being read, reused
 }
 
 // newScanner scans b with the scratch sc (nil: a fresh one).

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // Metrics read and write the object result.json has: sorted by name as
@@ -52,5 +54,16 @@ func TestMetricsAsAMap(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`[1]`), &empty); err == nil {
 		t.Error("an array decoded as metrics")
+	}
+}
+
+// The case codec's member lists are Case's and Metric's JSON members, in
+// order: a field added without its entry fails here.
+func TestCaseMembers(t *testing.T) {
+	if err := jsonscan.CheckMembers(reflect.TypeFor[Case](), caseMembers.Names()); err != nil {
+		t.Error(err)
+	}
+	if err := jsonscan.CheckMembers(reflect.TypeFor[Metric](), metricMembers.Names()); err != nil {
+		t.Error(err)
 	}
 }

@@ -37,7 +37,8 @@ func cellDecoder() func([]byte, *CellResult) error {
 // is read through.
 type cellIO struct {
 	*CellResult
-	sc *result.Scratch
+	sc    *result.Scratch
+	cases result.CaseWriter
 }
 
 // cellMembers are CellResult's members, in field order: the one list its
@@ -95,17 +96,7 @@ var cellMembers = jsonscan.Members[cellIO]{
 			if len(c.Cases) == 0 {
 				return b, true
 			}
-			b = append(jsonscan.Key(b, "cases"), '[')
-			for i := range c.Cases {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				var ok bool
-				if b, ok = result.AppendCase(b, &c.Cases[i]); !ok {
-					return b, false
-				}
-			}
-			return append(b, ']'), true
+			return c.cases.Append(jsonscan.Key(b, "cases"), c.Cases)
 		}),
 	jsonscan.M("evidence", func(s *jsonscan.Scanner, c *cellIO, depth int) (ok bool) { c.Evidence, ok = s.StrList(depth); return },
 		func(b []byte, c *cellIO) ([]byte, bool) {
