@@ -8,8 +8,9 @@ import (
 )
 
 type pair struct {
-	A    string `json:"a"`
-	B    string `json:"b,omitempty"`
+	A string `json:"a"`
+	B string `json:"b,omitempty"`
+	//lint:ignore U1000 an unexported field, which CheckMembers must skip
 	skip string
 	C    int `json:"-"`
 }
