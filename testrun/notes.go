@@ -68,7 +68,7 @@ func (s *Store) AddNote(n Note) error {
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(notesBucket)
 		if err != nil {
 			return err
