@@ -82,7 +82,7 @@ started+=(scripts/k8s-env.sh)
 scripts/k8s-env.sh start
 eval "$(scripts/k8s-env.sh env)"
 
-echo "test.sh: go vet, staticcheck, shellcheck" >&2
+echo "test.sh: go vet, staticcheck, shellcheck, actionlint" >&2
 go vet ./...
 go vet -tags lite ./cmd/kvsweep
 # staticcheck (its default checks, unused and simple among them), pinned
@@ -96,6 +96,14 @@ fi
 # Every shell script of the project's own (rendered job scripts are
 # checked by render's tests).
 shellcheck -x .ci/run scripts/*.sh bench/*.sh examples/harness/*.sh e2e/testdata/*.sh testrun/testdata/generate.sh
+# The workflows, with actionlint (it runs shellcheck over their run:
+# blocks too); .github/actionlint.yaml names the self-hosted runners'
+# labels.
+ACTIONLINT_VERSION=v1.7.12
+if ! .tools/bin/actionlint -version 2>/dev/null | grep -qxF "$ACTIONLINT_VERSION"; then
+	GOBIN=$PWD/.tools/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+fi
+.tools/bin/actionlint
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
