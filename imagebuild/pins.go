@@ -42,6 +42,7 @@ type Pins struct {
 	File       string
 	Base       string // repo[:tag]@sha256:...
 	basePos    yamlpos.Pos
+	dfPos      yamlpos.Pos
 	Components []Source
 	BuildArgs  map[string]string
 	ArgKeys    []string
@@ -143,7 +144,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 			}
 		}),
 		yamlpos.F("dockerfile", func(n ast.Node, w string) {
-			p.Dockerfile = d.Str(n, w)
+			p.Dockerfile, p.dfPos = d.Str(n, w), yamlpos.PosOf(n)
 			if p.Dockerfile != "" && !filepath.IsAbs(p.Dockerfile) {
 				p.Dockerfile = filepath.Join(dir, p.Dockerfile)
 			}

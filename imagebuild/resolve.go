@@ -114,6 +114,15 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 	if baseErr != nil {
 		d.ErrAt(yamlpos.Value{Pos: p.basePos}, "base: %v", baseErr)
 	}
+	if p.Dockerfile != "" {
+		// What build would read: a missing Dockerfile fails here, dry run
+		// or not, not in the middle of a build.
+		if fi, err := os.Stat(p.Dockerfile); err != nil {
+			d.ErrAt(yamlpos.Value{Pos: p.dfPos}, "dockerfile: %v", err)
+		} else if !fi.Mode().IsRegular() {
+			d.ErrAt(yamlpos.Value{Pos: p.dfPos}, "dockerfile: %s is not a regular file", p.Dockerfile)
+		}
+	}
 	r.Base = base
 	switch {
 	case len(d.Errs) > 0 && failed:

@@ -136,12 +136,30 @@ func escape(dir, rel string, err error) string {
 			continue
 		}
 		target, _ := os.Readlink(p)
+		where := outsideOf(dir, rel, p, target)
 		if i == len(parts)-1 {
-			return fmt.Sprintf("is a link to %s, outside the sweep directory", target)
+			return fmt.Sprintf("is a link to %s, outside %s", target, where)
 		}
-		return fmt.Sprintf("is under %s, a link to %s, outside the sweep directory", strings.Join(parts[:i+1], "/"), target)
+		return fmt.Sprintf("is under %s, a link to %s, outside %s", strings.Join(parts[:i+1], "/"), target, where)
 	}
 	return fmt.Sprintf("is outside the sweep directory (%v)", err)
+}
+
+// outsideOf says what a refused link at p (rel in the sweep directory
+// dir) leads out of: the sweep directory, or, for a cell's file that leads
+// to another place inside the sweep (a sibling cell's result), the cell's
+// directory, which a cell's files are read inside of.
+func outsideOf(dir, rel, p, target string) string {
+	abs := target
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(filepath.Dir(p), target)
+	}
+	inSweep, err := filepath.Rel(dir, abs)
+	parts := strings.Split(rel, "/")
+	if err == nil && inSweep != ".." && !strings.HasPrefix(inSweep, "../") && len(parts) > 2 && parts[0] == CellsDir {
+		return "its cell's directory (" + parts[0] + "/" + parts[1] + ")"
+	}
+	return "the sweep directory"
 }
 
 // Size is a byte count for messages: "512 B", "64.0 KiB", "16.0 MiB".

@@ -90,3 +90,24 @@ func TestHostileSweepFiles(t *testing.T) {
 		t.Fatalf("results.json: %v", err)
 	}
 }
+
+// A cell's result.json that links to a sibling cell's is refused: a cell's
+// files are read inside its own directory, and the refusal says so.
+func TestLinkToSiblingCell(t *testing.T) {
+	dir := sweeptest.Copy(t, "base")
+	m, err := sweep.ReadManifest(dir)
+	sweeptest.Must(t, err)
+	a, b := m.Cells[0].ID, m.Cells[1].ID
+	p := filepath.Join(dir, "cells", b, "result.json")
+	sweeptest.Must(t, os.Remove(p))
+	sweeptest.Must(t, os.Symlink("../"+a+"/result.json", p))
+	run, err := Collect(dir, CollectOptions{})
+	sweeptest.Must(t, err)
+	want := "result.json is a link to ../" + a + "/result.json, outside its cell's directory (cells/" + b + ")"
+	if c := run.Cells[1]; c.Outcome != Invalid || c.Detail != want {
+		t.Errorf("%s %q, want INVALID %q", c.Outcome, c.Detail, want)
+	}
+	if c := run.Cells[0]; c.Outcome != OK {
+		t.Errorf("the sibling: %s %q", c.Outcome, c.Detail)
+	}
+}
