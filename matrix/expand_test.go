@@ -186,8 +186,16 @@ func TestShippedSpecs(t *testing.T) {
 		if strings.Contains(p, "lanes/") && (s.Retry.Infra != 1 || len(s.Cases) == 0) {
 			t.Errorf("%s: retry.infra %d, %d cases with rules", p, s.Retry.Infra, len(s.Cases))
 		}
-		if strings.HasSuffix(p, "phase1-2p1d.yaml") && !s.Topologies["disagg-2p1d-sidecar"].VerdictsOnly {
-			t.Errorf("%s: the shared-GPU lane is not verdicts only", p)
+		if strings.HasSuffix(p, "phase1-2p1d.yaml") {
+			if !s.Topologies["disagg-2p1d-sidecar"].VerdictsOnly {
+				t.Errorf("%s: the shared-GPU lane is not verdicts only", p)
+			}
+			// The seed's lane: TC-01..04 and TC-06.
+			for _, c := range cells {
+				if got := strings.Join(c.Cases, ","); got != "TC-01,TC-02,TC-03,TC-04,TC-06" {
+					t.Errorf("%s: cell %s runs %s, want the seed's TC-01..04 and TC-06", p, c.Name, got)
+				}
+			}
 		}
 	}
 }
