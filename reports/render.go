@@ -130,7 +130,7 @@ func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
 
 // writeSummaryCSV writes the long-format rows of runs under one header.
 func writeSummaryCSV(w io.Writer, runs []*testrun.Run) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	_ = cw.Write([]string{"sweep_id", "cell_id", "cell", "outcome", "detail", "case", "verdict", "metric", "value", "unit", "direction", "image_digest", "revisions", "class", "attempts"})
 	for _, r := range runs {
 		cases := testrun.CaseIDs(r)
@@ -180,7 +180,7 @@ func WriteComparison(w io.Writer, format string, c *analysis.Comparison) error {
 
 // writeComparisonCSV writes a row per verdict change and per metric shown.
 func writeComparisonCSV(w io.Writer, c *analysis.Comparison) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	_ = cw.Write([]string{"kind", "cell", "case", "metric", "baseline", "candidate", "delta_pct", "significance", "unit", "direction", "flag"})
 	for _, v := range c.Verdicts {
 		flag := ""
@@ -225,6 +225,9 @@ func writeComparisonText(w io.Writer, format string, c *analysis.Comparison) err
 		notes = append(notes, "verdicts only, metrics not compared: "+k)
 	}
 	if len(notes) > 0 {
+		for i := range notes {
+			notes[i] = table.Visible(notes[i])
+		}
 		b.WriteString("\n- " + strings.Join(notes, "\n- ") + "\n")
 	}
 	if err := writeVerdictChanges(&b, format, c.Verdicts); err != nil {
@@ -280,6 +283,36 @@ func writeMetricDeltas(b *bytes.Buffer, format string, shown []analysis.MetricDe
 	return table.Write(b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "delta", "significance", "unit", "flag"}, rows)
 }
 
+// csvWriter writes CSV records whose text cells cannot run as spreadsheet
+// formulas: a cell that is not a number and starts with =, +, -, @, a tab
+// or a carriage return is written with a leading apostrophe, which a
+// spreadsheet shows as text (text from result.json is the code under
+// test's). Numbers, negative ones too, are written as they are.
+type csvWriter struct{ *csv.Writer }
+
+func newCSV(w io.Writer) csvWriter { return csvWriter{csv.NewWriter(w)} }
+
+func (c csvWriter) Write(rec []string) error {
+	out := rec
+	for i, f := range rec {
+		if formulaLike(f) {
+			if &out[0] == &rec[0] {
+				out = append([]string(nil), rec...)
+			}
+			out[i] = "'" + f
+		}
+	}
+	return c.Writer.Write(out)
+}
+
+func formulaLike(f string) bool {
+	if f == "" || !strings.ContainsRune("=+-@\t\r", rune(f[0])) {
+		return false
+	}
+	_, err := strconv.ParseFloat(f, 64)
+	return err != nil
+}
+
 // writeChanges opens a comparison with what differs between its sides.
 func writeChanges(b *bytes.Buffer, format string, cs []analysis.Change) error {
 	if format == "markdown" {
@@ -316,7 +349,7 @@ func WriteHistory(w io.Writer, format string, rows []analysis.HistoryRow, figure
 	case "json":
 		return writeJSON(w, rows)
 	case "csv":
-		cw := csv.NewWriter(w)
+		cw := newCSV(w)
 		_ = cw.Write(append([]string{"date", "sweep", "topologies", "engines", "image_digest", "revisions", "cases_passed", "cases_total", "cells_missing"}, append(slices.Clone(figures), "notes")...))
 		for _, r := range rows {
 			rec := []string{r.Date, r.Sweep, strings.Join(r.Topologies, " "), strings.Join(r.Engines, " "), r.Image, r.Revisions,
@@ -390,7 +423,7 @@ func writeNotes(b *bytes.Buffer, format string, rows []analysis.HistoryRow) {
 		}
 		fmt.Fprintf(b, "\n%s:\n", strings.TrimSpace(r.Date+" "+r.Sweep))
 		for _, n := range r.Notes {
-			fmt.Fprintf(b, "- %s\n", n)
+			fmt.Fprintf(b, "- %s\n", table.Visible(n.String()))
 		}
 	}
 }

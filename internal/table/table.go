@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -23,8 +24,12 @@ const (
 	Markdown Format = "markdown"
 )
 
-// Write renders header and rows to w.
+// Write renders header and rows to w. Control characters in a cell (an
+// escape sequence, a newline) are shown as escapes (Visible): a table
+// reaches terminals and CI logs, and its text may come from the code
+// under test.
 func Write(w io.Writer, f Format, header []string, rows [][]string) error {
+	header, rows = visibleCells(header), visibleRows(rows)
 	if f == Markdown {
 		// A pipe inside a cell would end the cell in markdown.
 		rows = escapeRows(rows, "|", `\|`)
@@ -83,6 +88,69 @@ func writeTablewriter(w io.Writer, f Format, header []string, rows [][]string) e
 		}
 	}
 	return nil
+}
+
+// Visible is s with its control characters (C0 and C1, DEL), Unicode's
+// bidirectional overrides and isolates (which reorder what a terminal
+// shows) and invalid UTF-8 written as Go escapes: \x1b, \n, \u202e.
+// Text without them is returned as it is.
+func Visible(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case r < 0x20 || r >= 0x7f && r < 0xa0:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// visibleCells is cells through Visible, copied only where one changes.
+func visibleCells(cells []string) []string {
+	out := cells
+	for i, c := range cells {
+		if v := Visible(c); v != c {
+			if &out[0] == &cells[0] {
+				out = append([]string(nil), cells...)
+			}
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// visibleRows is rows through Visible, copied only where a cell changes.
+func visibleRows(rows [][]string) [][]string {
+	out := rows
+	for i, r := range rows {
+		if v := visibleCells(r); len(r) > 0 && &v[0] != &r[0] {
+			if &out[0] == &rows[0] {
+				out = append([][]string(nil), rows...)
+			}
+			out[i] = v
+		}
+	}
+	return out
 }
 
 func escapeRows(rows [][]string, old, new string) [][]string {
