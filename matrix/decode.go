@@ -559,7 +559,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		if !nameRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
-		workersSet := false
+		var workersN, agentN ast.Node
 		t := &Topology{Name: e.Key, Kind: "aggregated", Workers: 2,
 			Resources: Resources{Nodes: 1, CPUsPerTask: 1, Time: defaultTime}}
 		kindSet := false
@@ -567,12 +567,12 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 			yamlpos.F("kind", func(n ast.Node, w string) { t.Kind = d.oneOf(n, w, TopologyKinds); kindSet = true }),
 			yamlpos.F("resources", func(n ast.Node, w string) { d.resources(n, w, &t.Resources) }),
 			yamlpos.F("args", func(n ast.Node, w string) { t.Args = d.templates(d.List(n, w), w) }),
-			yamlpos.F("agent", func(n ast.Node, w string) { t.Agent = d.templates(d.List(n, w), w) }),
+			yamlpos.F("agent", func(n ast.Node, w string) { agentN, t.Agent = n, d.templates(d.List(n, w), w) }),
 			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
 			yamlpos.F("require", func(n ast.Node, w string) { t.Require = d.rules(n, w) }),
 			yamlpos.F("verdicts_only", func(n ast.Node, w string) { t.VerdictsOnly = d.Bool(n, w) }),
 			yamlpos.F("workers", func(n ast.Node, w string) {
-				workersSet = true
+				workersN = n
 				if t.Workers = d.Integer(n, w); t.Workers < 1 || t.Workers > MaxGPUsPerNode {
 					d.Errorf(n, "%s: %d is out of range (expected an integer from 1 to %d)", w, t.Workers, MaxGPUsPerNode)
 				}
@@ -581,10 +581,11 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		if !kindSet && yamlpos.IndexOf(TopologyKinds, e.Key) >= 0 {
 			t.Kind = e.Key // a topology named after a kind is of that kind
 		}
-		if t.Kind == "disagg-2p1d" && !workersSet {
+		if t.Kind == "disagg-2p1d" && workersN == nil {
 			t.Workers = 3 // two prefill workers and a decode worker
 		}
 		d.checkKind(e.KeyN, w, t)
+		d.checkEffect(w, t, workersN, agentN)
 		s.Topologies[e.Key] = t
 		s.TopologyOrder = append(s.TopologyOrder, e.Key)
 	}
@@ -692,6 +693,23 @@ func (d *decoder) checkKind(n ast.Node, where string, t *Topology) {
 	}
 	if t.Kind != "two-node" && r.Nodes != 1 {
 		d.Errorf(n, "%s: kind %s runs on one node, got resources.nodes: %d", where, t.Kind, r.Nodes)
+	}
+}
+
+// checkEffect refuses the keys of a topology that would do nothing where
+// they are written: an agent on a kind that starts none, workers on a
+// kind whose workers are fixed, or with no service to start one per
+// worker. workersN and agentN are the keys' values, nil when not given.
+func (d *decoder) checkEffect(where string, t *Topology, workersN, agentN ast.Node) {
+	if agentN != nil && t.Kind != "two-node" {
+		d.Errorf(agentN, "%s: kind %s starts no agent (only two-node does, on its second node); remove agent", yamlpos.Join(where, "agent"), t.Kind)
+	}
+	switch {
+	case workersN == nil:
+	case t.Kind == "two-node":
+		d.Errorf(workersN, "%s: kind two-node runs one worker a node, fixed; remove workers", yamlpos.Join(where, "workers"))
+	case len(t.Service) == 0:
+		d.Errorf(workersN, "%s: workers is how many kvcr_service containers the job starts, one a worker, and %s has no service; remove workers or add service", yamlpos.Join(where, "workers"), where)
 	}
 }
 
