@@ -635,6 +635,24 @@ func (d *decoder) engines(n ast.Node, where string, s *Spec) {
 				}
 			}),
 			yamlpos.F("expect", func(n ast.Node, w string) { en.Expect, en.ExpectKeys = d.expect(n, w) }),
+			yamlpos.F("unsupported", func(n ast.Node, w string) {
+				d.Fields(n, w,
+					yamlpos.F("cases", func(n ast.Node, w string) {
+						for i, v := range d.StrList(n, w) {
+							d.checkAxisValue(v, fmt.Sprintf("%s[%d]", w, i), AxisCase, s)
+							en.Unsupported.Cases = append(en.Unsupported.Cases, v)
+						}
+					}),
+					yamlpos.F("kinds", func(n ast.Node, w string) {
+						for i, v := range d.StrList(n, w) {
+							if yamlpos.IndexOf(TopologyKinds, v.S) < 0 {
+								d.ErrAt(v, "%s[%d]: unknown topology kind %q (expected one of: %s)", w, i, v.S, strings.Join(TopologyKinds, ", "))
+							}
+							en.Unsupported.Kinds = append(en.Unsupported.Kinds, v)
+						}
+					}),
+				)
+			}),
 		)
 		s.Engines[e.Key] = en
 		s.EngineOrder = append(s.EngineOrder, e.Key)

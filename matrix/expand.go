@@ -50,6 +50,7 @@ func Expand(s *Spec) ([]Cell, error) {
 	}
 	combos := x.product()
 	combos = x.exclude(combos)
+	combos = x.leaveOut(combos)
 	combos = x.include(combos)
 	cells := x.cells(combos)
 	if len(cells) == 0 && len(x.d.Errs) == 0 {
@@ -154,6 +155,52 @@ func (x *expander) exclude(combos []combo) []combo {
 	return out
 }
 
+// unsupported says what of the combination its engine does not support
+// ("case TC-04", "kind disagg-2p1d"), or "".
+func (x *expander) unsupported(vals map[string]string) string {
+	e := x.s.Engines[vals[AxisEngine]]
+	if e == nil {
+		return ""
+	}
+	for _, c := range e.Unsupported.Cases {
+		if vals[AxisCase] == c.S {
+			return "case " + c.S
+		}
+	}
+	if t := x.s.Topologies[vals[AxisTopology]]; t != nil {
+		for _, k := range e.Unsupported.Kinds {
+			if t.Kind == k.S {
+				return "kind " + k.S
+			}
+		}
+	}
+	return ""
+}
+
+// leaveOut removes the combinations their engine does not support and
+// counts them in Spec.LeftOut.
+func (x *expander) leaveOut(combos []combo) []combo {
+	x.s.LeftOut = nil
+	index := map[[2]string]int{}
+	out := combos[:0]
+	for _, c := range combos {
+		what := x.unsupported(c.vals)
+		if what == "" {
+			out = append(out, c)
+			continue
+		}
+		k := [2]string{c.vals[AxisEngine], what}
+		i, ok := index[k]
+		if !ok {
+			i = len(x.s.LeftOut)
+			index[k] = i
+			x.s.LeftOut = append(x.s.LeftOut, LeftOut{Engine: k[0], What: what})
+		}
+		x.s.LeftOut[i].Combinations++
+	}
+	return out
+}
+
 func (x *expander) axisNames() []string {
 	names := make([]string, len(x.s.Matrix.Axes))
 	for i, a := range x.s.Matrix.Axes {
@@ -213,6 +260,10 @@ func (x *expander) include(combos []combo) []combo {
 		vals := make(map[string]string, len(e.Keys))
 		for _, k := range e.Keys {
 			vals[k] = e.Values[k].S
+		}
+		if what := x.unsupported(vals); what != "" {
+			x.d.ErrAt(Value{Pos: e.Pos}, "%s: %s asks engine %s for %s, which it does not support (engines.%s.unsupported)", w, entryText(e), vals[AxisEngine], what, vals[AxisEngine])
+			continue
 		}
 		combos = append(combos, combo{vals: vals, src: e.Pos})
 	}

@@ -199,3 +199,47 @@ func TestShippedSpecs(t *testing.T) {
 		}
 	}
 }
+
+// An engine's unsupported cases and topology kinds are left out of the
+// grid and counted; an include that asks for one is refused where it is.
+func TestEngineUnsupported(t *testing.T) {
+	src := edit(t, "matrix:", `engines:
+  vllm: {}
+  sglang: {unsupported: {cases: [TC-02], kinds: [disagg-2p1d]}}
+matrix:`)
+	src = strings.Replace(src, "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}\n  disagg-2p1d:\n    resources: {gpus_per_node: 2, time: 30m}", 1)
+	src = strings.Replace(src, "  topology: [aggregated]", "  topology: [aggregated, disagg-2p1d]", 1)
+	s, err := Parse("sweep.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cells {
+		got = append(got, c.Engine+"/"+c.Topology+":"+strings.Join(c.Cases, ","))
+	}
+	if want := "vllm/aggregated:TC-01,TC-02 vllm/disagg-2p1d:TC-01,TC-02 sglang/aggregated:TC-01"; strings.Join(got, " ") != want {
+		t.Errorf("cells %v, want %s", got, want)
+	}
+	// A combination is counted once, under the first reason: its case.
+	want := []LeftOut{{"sglang", "case TC-02", 2}, {"sglang", "kind disagg-2p1d", 1}}
+	if !reflect.DeepEqual(s.LeftOut, want) {
+		t.Errorf("LeftOut = %+v, want %+v", s.LeftOut, want)
+	}
+
+	bad := strings.Replace(src, "  case: [TC-01, TC-02]", "  case: [TC-01, TC-02]\n  include:\n    - {engine: sglang, topology: aggregated, geometry: g4b, case: TC-02}", 1)
+	s, err = Parse("sweep.yaml", []byte(bad))
+	if err == nil {
+		_, err = Expand(s)
+	}
+	if err == nil || !strings.Contains(err.Error(), "matrix.include[0]: {engine: sglang, topology: aggregated, geometry: g4b, case: TC-02} asks engine sglang for case TC-02, which it does not support (engines.sglang.unsupported)") {
+		t.Errorf("an include of an unsupported combination: %v", err)
+	}
+	_, err = Parse("sweep.yaml", []byte(strings.Replace(src, "kinds: [disagg-2p1d]", "kinds: [disagg]", 1)))
+	if err == nil || !strings.Contains(err.Error(), `engines.sglang.unsupported.kinds[0]: unknown topology kind "disagg"`) {
+		t.Errorf("an unknown kind: %v", err)
+	}
+}

@@ -52,6 +52,9 @@ const (
 // Spec is a decoded, validated sweep spec.
 type Spec struct {
 	File      string // path the spec was read from, for messages
+	// LeftOut is set by Expand: the combinations it left out because an
+	// engine does not support them, in the order first met.
+	LeftOut []LeftOut
 	Version   int
 	Name      string
 	Scheduler string
@@ -95,6 +98,25 @@ type Engine struct {
 	// Expect replaces container.expect for this engine's image.
 	Expect     map[string]string
 	ExpectKeys []string
+	// Unsupported are the cases and topology kinds the engine cannot run
+	// (SGLang through HiCache: no Guard cases, no disaggregation): the
+	// grid's combinations that ask for them are left out, and counted in
+	// Spec.LeftOut.
+	Unsupported Unsupported
+}
+
+// Unsupported is what an engine declares it cannot run.
+type Unsupported struct {
+	Cases []Value // case ids
+	Kinds []Value // topology kinds
+}
+
+// LeftOut is what Expand left out of the grid because an engine does not
+// support it: the engine, what it does not support ("case TC-04", "kind
+// disagg-2p1d") and how many combinations of the axes asked for it.
+type LeftOut struct {
+	Engine, What string
+	Combinations int
 }
 
 // OwnJob reports whether the engine's cells need jobs of their own: an

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/matrix"
@@ -41,7 +44,26 @@ A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 			if err != nil {
 				return err
 			}
-			return render.WritePlan(e.stdout, m, *format)
+			if err := render.WritePlan(e.stdout, m, *format); err != nil || *format == "json" {
+				return err
+			}
+			return writeLeftOut(e, spec.LeftOut)
 		}
 	},
+}
+
+// writeLeftOut says what the grid asked of engines that do not support it
+// (engines.NAME.unsupported), and so left out.
+func writeLeftOut(e *env, left []matrix.LeftOut) error {
+	if len(left) == 0 {
+		return nil
+	}
+	n := 0
+	parts := make([]string, len(left))
+	for i, l := range left {
+		n += l.Combinations
+		parts[i] = fmt.Sprintf("%s %s (%d)", l.Engine, l.What, l.Combinations)
+	}
+	_, err := fmt.Fprintf(e.stdout, "left out: %d combination(s) their engine does not support: %s\n", n, strings.Join(parts, ", "))
+	return err
 }
