@@ -51,10 +51,10 @@ const (
 
 // Spec is a decoded, validated sweep spec.
 type Spec struct {
-	File      string // path the spec was read from, for messages
+	File string // path the spec was read from, for messages
 	// LeftOut is set by Expand: the combinations it left out because an
 	// engine does not support them, in the order first met.
-	LeftOut []LeftOut
+	LeftOut   []LeftOut
 	Version   int
 	Name      string
 	Scheduler string
