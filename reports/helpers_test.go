@@ -1,23 +1,9 @@
 package reports
 
-import (
-	"testing"
+import "github.com/kvsweep/kvsweep/internal/runtest"
 
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
-	"github.com/kvsweep/kvsweep/testrun"
+// The committed sweeps, collected (internal/runtest).
+var (
+	collected  = runtest.Collected
+	collectDir = runtest.CollectDir
 )
-
-// collected collects the committed sweep NAME (sweeptest.Dir).
-func collected(t testing.TB, name string) *testrun.Run {
-	t.Helper()
-	return collectDir(t, sweeptest.Dir(name))
-}
-
-// collectDir collects the sweep in dir with the states its journal
-// records, as kvsweep collect does.
-func collectDir(t testing.TB, dir string) *testrun.Run {
-	t.Helper()
-	run, err := testrun.Collect(dir, testrun.CollectOptions{States: sweeptest.States(t, dir), Now: sweeptest.Now})
-	sweeptest.Must(t, err)
-	return run
-}

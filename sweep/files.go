@@ -75,7 +75,7 @@ func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 // it has room, holds what is read.
 func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), rel string, max int64, into []byte) ([]byte, error) {
 	if !mode.IsRegular() {
-		return nil, &RefusedError{rel, "is a " + kind(mode) + ", not a regular file"}
+		return nil, &RefusedError{rel, "is a " + FileKind(mode) + ", not a regular file"}
 	}
 	if size > max {
 		return nil, &RefusedError{rel, fmt.Sprintf("is %s, over the %s limit", Size(size), Size(max))}
@@ -175,7 +175,9 @@ func Size(n int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
-func kind(m fs.FileMode) string {
+// FileKind names what a file that is not a regular one is, for messages:
+// "directory", "named pipe", "socket", "device", "special file".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeDir != 0:
 		return "directory"

@@ -78,7 +78,7 @@ func Tail(dir, rel string, n int, limit int64) (string, int64, error) {
 		return "", 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", 0, &RefusedError{rel, "is a " + kind(fi.Mode()) + ", not a regular file"}
+		return "", 0, &RefusedError{rel, "is a " + FileKind(fi.Mode()) + ", not a regular file"}
 	}
 	size := fi.Size()
 	from := max(0, size-limit)

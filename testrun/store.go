@@ -136,7 +136,7 @@ func checkStoreFile(path string, readOnly bool) error {
 	}
 	switch {
 	case !fi.Mode().IsRegular():
-		return damaged("is %s, not a file", kindOf(fi.Mode()))
+		return damaged("is a %s, not a file", sweep.FileKind(fi.Mode()))
 	case fi.Size() == 0 && !readOnly:
 		return nil
 	case fi.Size() == 0:
@@ -242,20 +242,6 @@ func pageSizeOr(m boltMetaPage, ok bool) int {
 		return int(m.pageSize)
 	}
 	return os.Getpagesize()
-}
-
-func kindOf(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // guard runs f, which reads or writes the store's file through the

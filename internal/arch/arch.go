@@ -50,6 +50,7 @@ var Allowed = map[string][]string{
 	"internal/names":     {},
 	"internal/shq":       {},
 	"internal/sweeptest": {"scheduler", "sweep"},
+	"internal/runtest":   {"internal/sweeptest", "testrun"},
 	"internal/table":     {},
 	"internal/yamlpos":   {},
 }
