@@ -2,8 +2,5 @@ package reports
 
 import "github.com/kvsweep/kvsweep/internal/runtest"
 
-// The committed sweeps, collected (internal/runtest).
-var (
-	collected  = runtest.Collected
-	collectDir = runtest.CollectDir
-)
+// collected collects a committed sweep (internal/runtest).
+var collected = runtest.Collected
