@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/sweeptest"
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -218,5 +219,32 @@ func TestGoldenEngines(t *testing.T) {
 	vllm, _ := os.ReadFile(filepath.Join(dir, sweep.JobsDir, "aggregated.sbatch"))
 	if strings.Contains(string(vllm), "SGLANG_HICACHE") || strings.Contains(string(vllm), "quick-start-sglang") {
 		t.Error("the vLLM job script has the SGLang engine's image or environment")
+	}
+}
+
+// A render that meets a full file system fails with the reason and leaves
+// nothing behind; once space is freed, the same render completes.
+func TestRenderFullDisk(t *testing.T) {
+	src, err := os.ReadFile("../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, cells := load(t, "../examples/quickstart.yaml", src)
+	fs := sweeptest.SmallFS(t, 1<<20)
+	dir := filepath.Join(fs, "sweep")
+	free := sweeptest.Fill(t, fs)
+	if _, err := Render(s, src, cells, dir, Options{Binary: "/bin/true"}); err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("render on a full disk: %v, want the reason", err)
+	}
+	if left, _ := os.ReadDir(fs); len(left) != 1 {
+		t.Errorf("a failed render left %d entries beside the filler: %v", len(left)-1, left)
+	}
+	free()
+	m, err := Render(s, src, cells, dir, Options{Binary: "/bin/true"})
+	if err != nil {
+		t.Fatalf("render once space is free: %v", err)
+	}
+	if back, err := sweep.ReadManifest(dir); err != nil || len(back.Cells) != len(m.Cells) {
+		t.Errorf("the manifest after space was freed: %v", err)
 	}
 }

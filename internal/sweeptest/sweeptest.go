@@ -6,9 +6,13 @@ package sweeptest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,4 +59,43 @@ func Must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SmallFS mounts a tmpfs of size bytes for the test and unmounts it when
+// the test ends: a real file system that can be filled. It needs root,
+// as the test command runs.
+func SmallFS(t testing.TB, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0755", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a %d-byte tmpfs for the test: %v %s (the test command runs as root)", size, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// Fill writes a file into the file system at dir until it is full, and
+// returns the function that frees the space again.
+func Fill(t testing.TB, dir string) (free func()) {
+	t.Helper()
+	p := filepath.Join(dir, ".fill")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling %s: %v", dir, err)
+			}
+			break
+		}
+	}
+	return func() { Must(t, os.Remove(p)) }
 }
