@@ -61,7 +61,7 @@ func render(t *testing.T, format string, base, cand *testrun.Run) string {
 		}
 	}
 	if format != "junit" && format != "html" {
-		figures := []string{"m" + strings.Split(base.Notes[0].Text, "")[0]}
+		figures := []string{"m" + base.Notes[0].Text} // the metric withText added
 		if err := WriteHistory(&b, format, analysis.History([]*testrun.Run{base, cand}, figures), figures); err != nil {
 			t.Fatal(err)
 		}

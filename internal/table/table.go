@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -127,28 +128,34 @@ func Visible(s string) string {
 
 // visibleCells is cells through Visible, copied only where one changes.
 func visibleCells(cells []string) []string {
-	out := cells
+	var out []string
 	for i, c := range cells {
 		if v := Visible(c); v != c {
-			if &out[0] == &cells[0] {
-				out = append([]string(nil), cells...)
+			if out == nil {
+				out = slices.Clone(cells)
 			}
 			out[i] = v
 		}
+	}
+	if out == nil {
+		return cells
 	}
 	return out
 }
 
 // visibleRows is rows through Visible, copied only where a cell changes.
 func visibleRows(rows [][]string) [][]string {
-	out := rows
+	var out [][]string
 	for i, r := range rows {
-		if v := visibleCells(r); len(r) > 0 && &v[0] != &r[0] {
-			if &out[0] == &rows[0] {
-				out = append([][]string(nil), rows...)
+		if v := visibleCells(r); !slices.Equal(v, r) {
+			if out == nil {
+				out = slices.Clone(rows)
 			}
 			out[i] = v
 		}
+	}
+	if out == nil {
+		return rows
 	}
 	return out
 }
