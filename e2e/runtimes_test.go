@@ -37,7 +37,13 @@ func TestRuntimes(t *testing.T) {
 	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", revs.Commit("dynamo"), revs.Commit("vllm_adapter"))
 	for _, rt := range []string{"pyxis", "enroot", "docker", "apptainer"} {
 		t.Run(rt, func(t *testing.T) {
+			mark := argvMark(t)
 			dir := runInImage(t, c, rt, image, expect, scheduler.StateCompleted)
+			// The four cells run the image staged once (docker pulls
+			// through its daemon's own store).
+			if n := importsSince(t, mark, digest); rt != "docker" && n != 1 {
+				t.Errorf("%d imports of the image for 4 cells under %s, want 1", n, rt)
+			}
 			run, err := testrun.ReadRun(dir)
 			if err != nil {
 				t.Fatal(err)

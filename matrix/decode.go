@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -359,6 +360,7 @@ func (d *decoder) secrets(n ast.Node, w string) []SecretEnv {
 }
 
 func (d *decoder) container(n ast.Node, where string, c *Container) {
+	var stagingN ast.Node
 	d.Fields(n, where,
 		yamlpos.F("runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }),
 		yamlpos.F("image", func(n ast.Node, w string) {
@@ -375,6 +377,12 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 		yamlpos.F("expect", func(n ast.Node, w string) { c.Expect, c.ExpectKeys = d.expect(n, w) }),
 		yamlpos.F("pins", func(n ast.Node, w string) { c.Pins = d.line(n, w) }),
 		yamlpos.F("userns", func(n ast.Node, w string) { c.Userns = d.Bool(n, w) }),
+		yamlpos.F("staging", func(n ast.Node, w string) {
+			stagingN = n
+			if c.Staging = d.line(n, w); c.Staging == "" || strings.HasPrefix(c.Staging, "-") {
+				d.Errorf(n, "%s: %q is not a directory (expected a path, absolute or relative to the sweep directory, or %q)", w, c.Staging, StagingNone)
+			}
+		}),
 		yamlpos.F("mounts", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)
@@ -391,6 +399,10 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 			}
 		}),
 	)
+	if stagingN != nil && c.Staging != StagingNone && !slices.Contains(StagedRuntimes, c.Runtime) {
+		rt := cmp.Or(c.Runtime, "none")
+		d.Errorf(stagingN, "%s: runtime %s imports no image file (only %s stage one); remove staging", yamlpos.Join(where, "staging"), rt, strings.Join(StagedRuntimes, ", "))
+	}
 }
 
 func (d *decoder) env(n ast.Node, where string, e *Env) {

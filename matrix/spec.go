@@ -217,7 +217,20 @@ type Container struct {
 	// Userns runs apptainer in a user namespace (--userns), as sites
 	// without setuid apptainer do.
 	Userns bool
+	// Staging is where pyxis, enroot and apptainer jobs find the image
+	// imported once for every sweep that shares the directory
+	// (DIGEST.sqsh, DIGEST.sif): a path, absolute or relative to the
+	// sweep directory; "" is the default, kvsweep-images beside the sweep
+	// directory; StagingNone imports it in every job, as without staging.
+	Staging string
 }
+
+// StagingNone turns staging off (container.staging: none).
+const StagingNone = "none"
+
+// StagedRuntimes are the runtimes that import the image into a file, and
+// so stage it.
+var StagedRuntimes = []string{"pyxis", "enroot", "apptainer"}
 
 // Env is the environment of the harness. Pass lists variable names whose
 // values come from the submitting environment at run time and are never

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/template"
@@ -113,6 +114,7 @@ func loadTemplates(dir string) (*template.Template, error) {
 		"shq":    shq.Quote,
 		"sbatch": sbatchValue,
 		"sub":    func(a, b int) int { return a - b },
+		"isAbs":  filepath.IsAbs,
 		// include executes a named template chosen at run time (text/template's
 		// own {{template}} takes constant names only).
 		"include": func(name string, data any) (string, error) {

@@ -129,9 +129,25 @@ install() {
 	fi
 }
 
+# argv_wrappers: enroot and apptainer as the clusters' daemons and jobs
+# find them first on PATH, recording each call (its arguments, a line, in
+# $BASE/argv/TOOL.log) before running the real one, so tests can count
+# the imports a sweep makes.
+argv_wrappers() {
+	mkdir -p "$BASE/argv-bin" "$BASE/argv"
+	local tool real
+	for tool in enroot apptainer; do
+		real=$ENROOT/bin/enroot
+		if [ "$tool" = apptainer ]; then real=$APPTAINER/bin/apptainer; fi
+		printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>%q\nexec %q "$@"\n' "$BASE/argv/$tool.log" "$real" >"$BASE/argv-bin/$tool"
+		chmod 755 "$BASE/argv-bin/$tool"
+	done
+}
+
 start() {
 	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
 	mkdir -p "$BASE"/{run,cache,data,tmp,pyxis} "$DOCKER"
+	argv_wrappers
 	if ! pid_running "$DOCKER/dockerd.pid"; then
 		# The bridge gets a name and subnet of this run's own.
 		setsid dockerd --data-root "$DOCKER/data" --exec-root "$DOCKER/exec" -H "unix://$DOCKER/docker.sock" \
@@ -164,7 +180,7 @@ stop() {
 }
 
 env_vars() {
-	echo "export PATH=$ENROOT/bin:$APPTAINER/bin:\$PATH"
+	echo "export PATH=$BASE/argv-bin:$ENROOT/bin:$APPTAINER/bin:\$PATH KVSWEEP_ARGV_LOGS=$BASE/argv"
 	# apptainer's cache and temporary files are the run's; plain HTTP to
 	# the test registries.
 	echo "export APPTAINER_CACHEDIR=$BASE/apptainer-cache APPTAINER_TMPDIR=$BASE/tmp APPTAINER_NOHTTPS=1"

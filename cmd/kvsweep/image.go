@@ -220,12 +220,13 @@ func init() { register(imageCmd) }
 
 var imageCmd = &command{
 	name:    "image",
-	args:    "build|inspect|verify [flags]",
-	summary: "Build, inspect and verify the quick-start image",
+	args:    "build|inspect|verify|prune [flags]",
+	summary: "Build, inspect, verify and prune the quick-start image",
 	help: `  kvsweep image build --pins pins.yaml --push REG/kvcr:TAG
   kvsweep image inspect REG/kvcr:TAG
   kvsweep image verify REG/kvcr:TAG --pins pins.yaml
+  kvsweep image prune --staging /shared/kvsweep-images --unused-for 336h
 
 Run 'kvsweep help image SUBCOMMAND' for each one's flags.`,
-	subs: imageCommands,
+	subs: append(imageCommands, imagePruneCmd),
 }
