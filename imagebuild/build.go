@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,9 @@ import (
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/templates"
 )
+
+// LockName is the name the python_lock file has in its named context.
+const LockName = "requirements.lock"
 
 // RevisionsPath is where the image records what it was built from.
 const RevisionsPath = provenance.Path
@@ -50,6 +54,13 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kvsweep's checks before every build; BuildKit's own run in it
+	// (BUILDKIT_DOCKERFILE_CHECK below).
+	if fs, err := Check(r); err != nil {
+		return nil, err
+	} else if len(fs) > 0 {
+		return nil, &FindingsError{fs}
+	}
 	c, bkVersion, err := connect(ctx, o.addr, o.connect)
 	if err != nil {
 		return nil, err
@@ -62,9 +73,13 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	// BuildKit's own Dockerfile checks fail the build, whatever the
+	// Dockerfile's "# check=" directive says.
+	attrs := maps.Clone(plan.FrontendAttrs)
+	attrs["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "error=true"
 	solve := client.SolveOpt{
 		Frontend:      "dockerfile.v0",
-		FrontendAttrs: plan.FrontendAttrs,
+		FrontendAttrs: attrs,
 		CacheExports:  o.cacheTo,
 		CacheImports:  o.cacheFrom,
 	}
@@ -83,8 +98,8 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	return res, writeOutputs(ctx, res, o, squash)
 }
 
-// buildOptions applies Build's options over its defaults.
-func buildOptions(opts []Option) (*options, error) {
+// optionsOf applies the options of Build and Lint over their defaults.
+func optionsOf(opts []Option) (*options, error) {
 	o := &options{addr: os.Getenv("BUILDKIT_HOST"), progress: progressui.QuietMode, progressOut: io.Discard, connect: 10 * time.Second}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
@@ -93,6 +108,16 @@ func buildOptions(opts []Option) (*options, error) {
 	}
 	if o.addr == "" {
 		o.addr = DefaultAddr
+	}
+	return o, nil
+}
+
+// buildOptions applies Build's options over its defaults: it needs an
+// output.
+func buildOptions(opts []Option) (*options, error) {
+	o, err := optionsOf(opts)
+	if err != nil {
+		return nil, err
 	}
 	if len(o.outputs) == 0 {
 		return nil, errors.New("no output: push to a registry, or write oci:FILE, docker:FILE or squashfs:FILE")
@@ -126,6 +151,17 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 		}
 	}
 	mounts := map[string]string{"dockerfile": filepath.Dir(dfPath), "provenance": provDir}
+	if r.PythonLock != nil {
+		// The bytes that were hashed, as the one name the Dockerfile copies.
+		lockDir := filepath.Join(tmp, "python_lock")
+		if err := os.MkdirAll(lockDir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(lockDir, LockName), r.PythonLock.Data, 0o644); err != nil {
+			return err
+		}
+		mounts["python_lock"] = lockDir
+	}
 	if kv := r.Revisions[KVCR]; kv.Path != "" {
 		mounts["context"] = kv.Path
 	}

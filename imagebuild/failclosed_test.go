@@ -205,8 +205,25 @@ func TestExamplePinsAreReal(t *testing.T) {
 	if strings.ContainsAny(string(src), "<>") {
 		t.Errorf("%s still holds a <placeholder>", path)
 	}
-	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(p.BuildArgs["ETCD_SHA256"]) {
-		t.Errorf("ETCD_SHA256 %q is not a SHA-256", p.BuildArgs["ETCD_SHA256"])
+	for _, k := range []string{"ETCD_SHA256", "RUSTUP_SHA256"} {
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(p.BuildArgs[k]) {
+			t.Errorf("%s %q is not a SHA-256", k, p.BuildArgs[k])
+		}
+	}
+	// Nothing pinned that the shipped Dockerfile would not use, and
+	// nothing it needs missing but the lock, which a site generates.
+	r := &Resolved{Pins: p, BuildArgs: p.BuildArgs}
+	fs, err := Check(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Rule != RuleLockMissing {
+			t.Errorf("%s", f)
+		}
+	}
+	if filepath.Base(p.PythonLock) != "requirements.quick-start.lock" {
+		t.Errorf("python_lock %q, want requirements.quick-start.lock (generated from requirements.quick-start.in)", p.PythonLock)
 	}
 	if !regexp.MustCompile(`@sha256:[0-9a-f]{64}$`).MatchString(p.Base) {
 		t.Errorf("base %q is not pinned by digest", p.Base)

@@ -46,7 +46,13 @@ type Pins struct {
 	Components []Source
 	BuildArgs  map[string]string
 	ArgKeys    []string
-	Dockerfile string // path; empty for the embedded quick-start Dockerfile
+	argLines   map[string]int // the line of each build argument's key
+	Dockerfile string         // path; empty for the embedded quick-start Dockerfile
+	// PythonLock is the lock file (absolute) of every Python input, by
+	// version and hash, that the Dockerfile installs with
+	// --require-hashes; "" when the pins name none.
+	PythonLock string
+	lockPos    yamlpos.Pos
 }
 
 // Source is where one component comes from: a repository at a ref, or
@@ -133,7 +139,14 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		}),
 		comp(Dynamo), comp(VLLMAdapter), comp(KVCR),
 		yamlpos.F("build_args", func(n ast.Node, w string) {
+			errs := len(d.Errs)
 			p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
+			if len(d.Errs) == errs {
+				p.argLines = map[string]int{}
+				for _, kv := range d.Mapping(n, w) {
+					p.argLines[kv.Key] = yamlpos.PosOf(kv.KeyN).Line
+				}
+			}
 			for _, k := range p.ArgKeys {
 				if !argRE().MatchString(k) {
 					d.Errorf(n, "%s: %q is not a build argument name", w, k)
@@ -141,6 +154,12 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 				if reserved[k] {
 					d.Errorf(n, "%s: %s is set by kvsweep from the pins; it cannot be given here", w, k)
 				}
+			}
+		}),
+		yamlpos.F("python_lock", func(n ast.Node, w string) {
+			p.PythonLock, p.lockPos = d.Str(n, w), yamlpos.PosOf(n)
+			if p.PythonLock != "" && !filepath.IsAbs(p.PythonLock) {
+				p.PythonLock = filepath.Join(dir, p.PythonLock)
 			}
 		}),
 		yamlpos.F("dockerfile", func(n ast.Node, w string) {

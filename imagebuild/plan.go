@@ -28,10 +28,16 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 	rv := provenance.SourceRevisions{SchemaVersion: provenance.SchemaVersion, Components: comps, Base: r.Base, BuildArgs: r.BuildArgs,
 		Builder: &provenance.Builder{Kvsweep: version, BuildKit: buildkit},
 		Created: time.Unix(r.Epoch, 0).UTC().Format(time.RFC3339)}
+	if r.PythonLock != nil {
+		rv.PythonLock = &r.PythonLock.File
+	}
 	attrs := map[string]string{
 		"build-arg:BASE_IMAGE":        r.Base.Name + "@" + r.Base.Digest,
 		"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(r.Epoch, 10),
 		"context:provenance":          "local:provenance",
+	}
+	if r.PythonLock != nil {
+		attrs["context:python_lock"] = "local:python_lock"
 	}
 	for k, v := range r.BuildArgs {
 		attrs["build-arg:"+k] = v

@@ -5,7 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +43,42 @@ type Resolved struct {
 	Epoch      int64    // SOURCE_DATE_EPOCH: the newest pinned commit time
 	Warnings   []string // what was allowed, not refused
 	Dockerfile string
+	// PythonLock is the pins' lock file of Python inputs, by content hash
+	// (nil when they name none): its bytes are what the build reads.
+	PythonLock *Lock
+}
+
+// Lock is a lock file read once: what the build mounts is what is hashed.
+type Lock struct {
+	File provenance.File
+	Data []byte
+}
+
+// MaxLockSize bounds a python_lock file.
+const MaxLockSize = 4 << 20
+
+// hashLock reads a lock file (a regular file, at most MaxLockSize).
+func hashLock(path string) (*Lock, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist: lock the Python inputs with hashes (uv pip compile --generate-hashes, or pip-compile --generate-hashes) and commit it beside the pins; see docs/image.md", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxLockSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxLockSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxLockSize)
+	}
+	sum := sha256.Sum256(data)
+	return &Lock{File: provenance.File{Name: filepath.Base(path), SHA256: hex.EncodeToString(sum[:])}, Data: data}, nil
 }
 
 // ResolveError is a pins file that could not be resolved for a reason
@@ -121,6 +160,12 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 			d.ErrAt(yamlpos.Value{Pos: p.dfPos}, "dockerfile: %v", err)
 		} else if !fi.Mode().IsRegular() {
 			d.ErrAt(yamlpos.Value{Pos: p.dfPos}, "dockerfile: %s is not a regular file", p.Dockerfile)
+		}
+	}
+	if p.PythonLock != "" {
+		var err error
+		if r.PythonLock, err = hashLock(p.PythonLock); err != nil {
+			d.ErrAt(yamlpos.Value{Pos: p.lockPos}, "python_lock: %v", err)
 		}
 	}
 	r.Base = base

@@ -42,6 +42,14 @@ type SourceRevisions struct {
 	BuildArgs     map[string]string    `json:"build_args,omitempty"`
 	Builder       *Builder             `json:"builder,omitempty"`
 	Created       string               `json:"created,omitempty"` // SOURCE_DATE_EPOCH, RFC 3339
+	// PythonLock is the lock file of the image's Python inputs.
+	PythonLock *File `json:"python_lock,omitempty"`
+}
+
+// File is an input file of the build, by name and content hash.
+type File struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
 }
 
 // Component is what one source component was built from.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/imagebuild"
+	"github.com/kvsweep/kvsweep/internal/fail"
 )
 
 // imageCommands are the subcommands of kvsweep image.
@@ -37,7 +38,7 @@ See docs/image.md.`,
 				if err := oneOf("media-types", o.mediaTypes, "oci", "docker"); err != nil {
 					return err
 				}
-				if !o.dryRun && o.push == "" && len(o.outputs) == 0 {
+				if !o.dryRun && !o.check && o.push == "" && len(o.outputs) == 0 {
 					return usagef("say where the image goes: --push REF, or --output oci:FILE|docker:FILE|squashfs:FILE (or --dry-run)")
 				}
 				r, err := o.resolve(e)
@@ -46,6 +47,9 @@ See docs/image.md.`,
 				}
 				if o.dryRun {
 					return imagebuild.MakePlan(r, version(), "(dry run)").WriteText(e.stdout)
+				}
+				if o.check {
+					return checkImage(e, r, o)
 				}
 				ctx, stop := interruptible()
 				defer stop()
@@ -126,12 +130,36 @@ See docs/image.md.`,
 	},
 }
 
+// checkImage runs kvsweep's checks and BuildKit's over the build r
+// would run, printing each finding; findings are a failed check.
+func checkImage(e *env, r *imagebuild.Resolved, o *imageOpts) error {
+	ours, err := imagebuild.Check(r)
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	theirs, err := imagebuild.Lint(ctx, r, o.build(e)...)
+	if err != nil {
+		return err
+	}
+	for _, f := range append(ours, theirs...) {
+		fmt.Fprintln(e.stdout, f)
+	}
+	if n := len(ours) + len(theirs); n > 0 {
+		return &fail.CheckError{Msg: fmt.Sprintf("image build --check: %d findings (%d kvsweep's, %d BuildKit's)", n, len(ours), len(theirs))}
+	}
+	fmt.Fprintln(e.stdout, "no findings: kvsweep's checks and BuildKit's pass")
+	return nil
+}
+
 // imageOpts are the flags of image build and verify.
 type imageOpts struct {
 	pins, addr, progress, push, metadata     string
 	outputs, cacheFrom, cacheTo              []string
 	mediaTypes                               string
 	insecure, dryRun, moving, dirty, offline bool
+	check                                    bool
 }
 
 func buildFlags(fs *pflag.FlagSet) *imageOpts {
@@ -145,6 +173,7 @@ func buildFlags(fs *pflag.FlagSet) *imageOpts {
 	fs.StringVar(&o.metadata, "metadata-file", "", "write the source revisions and the pushed digest to FILE")
 	fs.StringVar(&o.mediaTypes, "media-types", "oci", "manifest media types: oci, or docker for clients and registries that need Docker's (docs/image.md)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved pins and frontend attributes; build nothing")
+	fs.BoolVar(&o.check, "check", false, "run the checks every build runs first (kvsweep's and BuildKit's), print the findings; build nothing")
 	o.resolveFlags(fs)
 	return o
 }
