@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,4 +204,51 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], n
 		return len(checked) == len(cells)
 	})
 	waitFor(t, c, dir, 3*time.Minute, "every cell ends", scheduler.Done)
+}
+
+// container.user: the harness runs as the user the spec names, so what
+// a cell writes into the shared sweep directory is that user's, not
+// root's (the directory is made writable for it, as a site makes the
+// sweep directory the runtime user's).
+func TestDockerRunsAsUser(t *testing.T) {
+	c := clusters(t)[0]
+	ref, digest, _ := buildTestImage(t, c)
+	t.Parallel()
+	tmp := t.TempDir()
+	spec := fmt.Sprintf(`version: 1
+name: dockeruser
+scheduler: local
+container: {runtime: docker, image: %q, user: "4321:4322"}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
+topologies: {aggregated: {resources: {cpus_per_task: 1, time: 10m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`, ref+"@"+digest)
+	path := writeSpec(t, tmp, spec)
+	dir := filepath.Join(tmp, "sweep")
+	mustKvsweep(t, c, "render", path, "--out", dir, "--insecure-registry")
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cellDir := filepath.Join(dir, sweep.CellsDir, m.Cells[0].ID)
+	if err := os.MkdirAll(cellDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cellDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, err := kvsweep(t, c, nil, "submit", dir, "--scheduler", "local")
+	if err != nil {
+		t.Fatalf("submit: %v\n%s%s\n%s", err, out, errs, cellLog(dir, scheduler.CellStatus{ID: m.Cells[0].ID}))
+	}
+	fi, err := os.Stat(filepath.Join(cellDir, sweep.ResultFile))
+	if err != nil {
+		t.Fatalf("no result: %v\n%s", err, cellLog(dir, scheduler.CellStatus{ID: m.Cells[0].ID}))
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 4321 || st.Gid != 4322 {
+		t.Errorf("result.json belongs to %d:%d, want 4321:4322 (container.user)", st.Uid, st.Gid)
+	}
 }

@@ -40,7 +40,10 @@ var (
 	componentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 	commitRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 	imageRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$`) })
-	secretRE    = sync.OnceValue(func() *regexp.Regexp {
+	userRE      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(submitter|root|image|[0-9]{1,10}(:[0-9]{1,10})?)$`)
+	})
+	secretRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)`)
 	})
 )
@@ -360,7 +363,7 @@ func (d *decoder) secrets(n ast.Node, w string) []SecretEnv {
 }
 
 func (d *decoder) container(n ast.Node, where string, c *Container) {
-	var stagingN ast.Node
+	var stagingN, userN ast.Node
 	d.Fields(n, where,
 		yamlpos.F("runtime", func(n ast.Node, w string) { c.Runtime = d.oneOf(n, w, Runtimes) }),
 		yamlpos.F("image", func(n ast.Node, w string) {
@@ -377,6 +380,12 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 		yamlpos.F("expect", func(n ast.Node, w string) { c.Expect, c.ExpectKeys = d.expect(n, w) }),
 		yamlpos.F("pins", func(n ast.Node, w string) { c.Pins = d.line(n, w) }),
 		yamlpos.F("userns", func(n ast.Node, w string) { c.Userns = d.Bool(n, w) }),
+		yamlpos.F("user", func(n ast.Node, w string) {
+			userN = n
+			if c.User = d.line(n, w); !userRE().MatchString(c.User) {
+				d.Errorf(n, "%s: %q is not a user (expected submitter, root, image, or UID[:GID] in digits)", w, c.User)
+			}
+		}),
 		yamlpos.F("staging", func(n ast.Node, w string) {
 			stagingN = n
 			if c.Staging = d.line(n, w); c.Staging == "" || strings.HasPrefix(c.Staging, "-") {
@@ -399,6 +408,9 @@ func (d *decoder) container(n ast.Node, where string, c *Container) {
 			}
 		}),
 	)
+	if userN != nil && slices.Contains(StagedRuntimes, c.Runtime) && c.User != UserSubmitter && c.User != UserRoot && userRE().MatchString(c.User) {
+		d.Errorf(userN, "%s: runtime %s runs the container as the submitting user (or as root inside it, user: root); %q would have no effect (it is for docker and Kubernetes)", yamlpos.Join(where, "user"), c.Runtime, c.User)
+	}
 	if stagingN != nil && c.Staging != StagingNone && !slices.Contains(StagedRuntimes, c.Runtime) {
 		rt := cmp.Or(c.Runtime, "none")
 		d.Errorf(stagingN, "%s: runtime %s imports no image file (only %s stage one); remove staging", yamlpos.Join(where, "staging"), rt, strings.Join(StagedRuntimes, ", "))

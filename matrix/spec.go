@@ -223,7 +223,17 @@ type Container struct {
 	// sweep directory; "" is the default, kvsweep-images beside the sweep
 	// directory; StagingNone imports it in every job, as without staging.
 	Staging string
+	// User is who the harness runs as: UserSubmitter (""), UserRoot,
+	// UserImage, or UID[:GID] (docker and Kubernetes only).
+	User string
 }
+
+// The values of container.user other than UID[:GID].
+const (
+	UserSubmitter = "submitter"
+	UserRoot      = "root"
+	UserImage     = "image"
+)
 
 // StagingNone turns staging off (container.staging: none).
 const StagingNone = "none"

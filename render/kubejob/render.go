@@ -92,6 +92,7 @@ func build(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) (*batchv1.Job, err
 	if err != nil {
 		return nil, err
 	}
+	pod.SecurityContext = runAs(spec.Container.User)
 	count := int32(j.Count)
 	if j.Kind == "two-node" {
 		// Two pods, never on one node: index 0 is the head.
@@ -222,6 +223,24 @@ func podSpec(k *matrix.Kubernetes, m *sweep.Manifest, j sweep.Job, env []corev1.
 			HostPath: &corev1.HostPathVolumeSource{Path: k.HostPath, Type: ptr.To(corev1.HostPathDirectory)}}}}
 	}
 	return pod, nil
+}
+
+// runAs is the pod's user for container.user: root or UID[:GID] set it,
+// anything else leaves the image's (a pod has no submitting user).
+func runAs(user string) *corev1.PodSecurityContext {
+	if user == matrix.UserRoot {
+		return &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](0), RunAsGroup: ptr.To[int64](0)}
+	}
+	uid, gid, hasGID := strings.Cut(user, ":")
+	u, err := strconv.ParseInt(uid, 10, 64)
+	if err != nil {
+		return nil
+	}
+	sc := &corev1.PodSecurityContext{RunAsUser: ptr.To(u)}
+	if g, err := strconv.ParseInt(gid, 10, 64); hasGID && err == nil {
+		sc.RunAsGroup = ptr.To(g)
+	}
+	return sc
 }
 
 // resources converts Slurm's resource request to the container's: GPUs
