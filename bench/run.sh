@@ -7,7 +7,7 @@
 # date and the machine. Needs root, like scripts/test.sh.
 #
 #   bench/run.sh            everything
-#   bench/run.sh collect    only some: render, submit, collect, image
+#   bench/run.sh collect    only some: render, submit, collect, image, staging
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
@@ -52,6 +52,21 @@ for b in "$@"; do
 		bench/collect.sh | tee -a "$out"
 		section "collect + report of 100,000 results (once; is it linear?)"
 		RUNS=1 PYSCHEMA=0 bench/collect.sh 5000 | sed 's/^/100k: /' | tee -a "$out"
+		;;
+	staging)
+		need runtime
+		need slurm
+		need buildkit
+		section "a 20-cell sweep under pyxis: the image staged once vs imported in every job step ($RUNS runs)"
+		go test ./e2e -run XXX -bench Staging -benchtime 1x -count "$RUNS" -timeout 60m >"$out.staging"
+		for mode in staged none; do
+			for unit in imports/sweep s-to-first-harness; do
+				grep "^BenchmarkStaging/$mode" "$out.staging" |
+					awk -v u="$unit" '{for (i = 3; i < NF; i += 2) if ($(i + 1) == u) print $i}' | sort -g |
+					awk -v m="$mode" -v u="$unit" '{v[NR] = $1} END {printf "%s: %s median %g (min %g, max %g) of %d\n", m, u, v[int((NR + 1) / 2)], v[1], v[NR], NR}'
+			done
+		done | tee -a "$out"
+		rm -f "$out.staging"
 		;;
 	image)
 		need buildkit

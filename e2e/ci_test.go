@@ -183,7 +183,7 @@ func TestCICancelled(t *testing.T) {
 
 // liveJobs lists the sweep's jobs squeue shows pending, running or
 // completing (their scripts may still write).
-func liveJobs(t *testing.T, c cluster, sweepID string) string {
+func liveJobs(t testing.TB, c cluster, sweepID string) string {
 	t.Helper()
 	cmd := exec.Command("squeue", "--noheader", "--array", "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED", "--format=%i|%j|%T")
 	cmd.Env = append(os.Environ(), c.env()...)

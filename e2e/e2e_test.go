@@ -55,7 +55,7 @@ func (c cluster) env() []string { return []string{"SLURM_CONF=" + c.conf} }
 
 // clusters returns the test clusters. They are required: the README's test
 // command starts them; only -short runs without.
-func clusters(t *testing.T) []cluster {
+func clusters(t testing.TB) []cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the real Slurm clusters of scripts/slurm-env.sh (not with -short)")
@@ -79,7 +79,7 @@ func (c cluster) slurm() *scheduler.Slurm {
 }
 
 // kvsweep runs the binary against cluster c.
-func kvsweep(t *testing.T, c cluster, extraEnv []string, args ...string) (string, string, error) {
+func kvsweep(t testing.TB, c cluster, extraEnv []string, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(append(os.Environ(), c.env()...), extraEnv...)
@@ -89,7 +89,7 @@ func kvsweep(t *testing.T, c cluster, extraEnv []string, args ...string) (string
 	return out.String(), errb.String(), err
 }
 
-func mustKvsweep(t *testing.T, c cluster, args ...string) string {
+func mustKvsweep(t testing.TB, c cluster, args ...string) string {
 	t.Helper()
 	out, errs, err := kvsweep(t, c, nil, args...)
 	if err != nil {
@@ -219,7 +219,7 @@ func slurmTasks(t *testing.T, c cluster, sweepID string) map[string][]string {
 // cancelSweep cancels what is left of a sweep and waits (at most two
 // minutes) until none of its jobs is pending, running or completing, so
 // the test's directory is removed after the jobs stopped writing to it.
-func cancelSweep(t *testing.T, c cluster, dir string) {
+func cancelSweep(t testing.TB, c cluster, dir string) {
 	_, _, _ = kvsweep(t, c, nil, "cancel", dir, "--scheduler", "slurm")
 	m, err := sweep.ReadManifest(dir)
 	if err != nil {
@@ -231,7 +231,7 @@ func cancelSweep(t *testing.T, c cluster, dir string) {
 }
 
 // writeSpec writes a spec into dir and returns its path.
-func writeSpec(t *testing.T, dir, spec string) string {
+func writeSpec(t testing.TB, dir, spec string) string {
 	t.Helper()
 	path := filepath.Join(dir, "spec.yaml")
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {

@@ -181,7 +181,7 @@ var testImage struct {
 // buildTestImage builds and pushes the test image with kvsweep image
 // build (once per test run); it returns the reference, the pushed digest
 // and what image inspect reads from the image.
-func buildTestImage(t *testing.T, c cluster) (ref, digest string, revs *provenance.SourceRevisions) {
+func buildTestImage(t testing.TB, c cluster) (ref, digest string, revs *provenance.SourceRevisions) {
 	t.Helper()
 	if testImage.revs != nil {
 		return testImage.ref, testImage.digest, testImage.revs

@@ -75,7 +75,7 @@ func TestStagingConcurrentSweeps(t *testing.T) {
 
 // stagedSweep runs cells cells of the test harness in image under
 // runtime rt with the given staging directory, waits, and collects.
-func stagedSweep(t *testing.T, c cluster, rt, image, expect, staging string, cells int) string {
+func stagedSweep(t testing.TB, c cluster, rt, image, expect, staging string, cells int) string {
 	t.Helper()
 	tmp := t.TempDir()
 	// One cell a geometry.
@@ -117,7 +117,7 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [%s], case: [TC-01]}
 
 // checkStagedRun checks the collected run: n cells, each OK in the image
 // digest names, recording the commits the image was built from.
-func checkStagedRun(t *testing.T, dir string, n int, digest string, revs *provenance.SourceRevisions) {
+func checkStagedRun(t testing.TB, dir string, n int, digest string, revs *provenance.SourceRevisions) {
 	t.Helper()
 	run, err := testrun.ReadRun(dir)
 	if err != nil {
@@ -137,7 +137,7 @@ func checkStagedRun(t *testing.T, dir string, n int, digest string, revs *proven
 }
 
 // argvMark is where the argv logs of enroot and apptainer end now.
-func argvMark(t *testing.T) map[string]int64 {
+func argvMark(t testing.TB) map[string]int64 {
 	t.Helper()
 	dir := os.Getenv("KVSWEEP_ARGV_LOGS")
 	if dir == "" {
@@ -155,7 +155,7 @@ func argvMark(t *testing.T) map[string]int64 {
 // importsSince counts the imports of the image with digest that enroot
 // (import, or pyxis's load) and apptainer (pull) were asked for since
 // mark.
-func importsSince(t *testing.T, mark map[string]int64, digest string) int {
+func importsSince(t testing.TB, mark map[string]int64, digest string) int {
 	t.Helper()
 	n := 0
 	for tool, verbs := range map[string][]string{"enroot": {"import", "load"}, "apptainer": {"pull"}} {
@@ -171,4 +171,45 @@ func importsSince(t *testing.T, mark map[string]int64, digest string) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkStaging: a sweep under pyxis with the image staged (a fresh
+// staging directory each time, so the one import is counted) and with
+// container.staging: none (pyxis imports it in every job step): imports
+// per sweep, and the time from submit to the first harness start.
+// bench/run.sh staging runs it.
+//
+//	go test ./e2e -run XXX -bench Staging -benchtime 1x -count 5
+func BenchmarkStaging(b *testing.B) {
+	c := clusters(b)[0]
+	ref, digest, revs := buildTestImage(b, c)
+	image := ref + "@" + digest
+	cells := 20
+	for _, mode := range []string{"staged", "none"} {
+		b.Run(mode, func(b *testing.B) {
+			var imports, first float64
+			for range b.N {
+				staging := filepath.Join(b.TempDir(), "images")
+				if mode == "none" {
+					staging = "none"
+				}
+				mark := argvMark(b)
+				start := time.Now()
+				dir := stagedSweep(b, c, "pyxis", image, "{}", staging, cells)
+				checkStagedRun(b, dir, cells, digest, revs)
+				imports += float64(importsSince(b, mark, digest))
+				var earliest time.Time
+				starts, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "harness-started"))
+				for _, s := range starts {
+					if fi, err := os.Stat(s); err == nil && (earliest.IsZero() || fi.ModTime().Before(earliest)) {
+						earliest = fi.ModTime()
+					}
+				}
+				first += earliest.Sub(start).Seconds()
+			}
+			b.ReportMetric(imports/float64(b.N), "imports/sweep")
+			b.ReportMetric(first/float64(b.N), "s-to-first-harness")
+			b.ReportMetric(float64(cells), "cells")
+		})
+	}
 }
