@@ -4,7 +4,9 @@
 #
 #   scripts/buildkit-env.sh install   apt packages; buildkitd and buildctl built
 #                                     from the Go module proxy (tools/go.mod)
-#                                     into .tools/bin (skipped when built)
+#                                     into .tools/bin (skipped when built);
+#                                     the quick-start test's base image
+#                                     (debootstrap, kept in /var/cache/kvsweep)
 #   scripts/buildkit-env.sh start     buildkitd (OCI worker, runc) and two
 #                                     registries: read-write and read-only
 #   scripts/buildkit-env.sh stop      what start started
@@ -24,7 +26,14 @@ REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
 # With the two-node cluster's network up (scripts/slurm-env.sh env exports
 # KVSWEEP_TWONODE_NET), the registry is also served on its bridge address.
 REGISTRY_NODES=${KVSWEEP_TWONODE_NET:+$KVSWEEP_TWONODE_NET.1:$((PORT_BASE + 57))}
-PKGS=(runc docker-registry squashfs-tools busybox-static git curl)
+PKGS=(runc docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server)
+# The stand-in for the vLLM base image the quick-start test builds the
+# shipped Dockerfile on: Debian with what that image has and the
+# Dockerfile uses (Python and pip, git, curl, a C toolchain for cargo's
+# linker), where pip may install (no EXTERNALLY-MANAGED), as a rootfs
+# tarball named by its package list.
+QS_PACKAGES=python3,python3-pip,python3-setuptools,python3-wheel,git,curl,ca-certificates,gcc,libc6-dev
+QS_BASE=/var/cache/kvsweep/standins/bookworm-$(printf %s "$QS_PACKAGES" | sha256sum | cut -c1-12).tar
 
 log() { echo "buildkit-env: $*" >&2; }
 
@@ -34,6 +43,20 @@ install() {
 		log "building buildkitd and buildctl (a few minutes on a cold module cache)"
 		mkdir -p "$BIN"
 		(cd tools && go build -o "$BIN/" github.com/moby/buildkit/cmd/buildkitd github.com/moby/buildkit/cmd/buildctl)
+	fi
+	if [ ! -s "$QS_BASE" ]; then
+		log "making the quick-start test's base image with debootstrap (about a minute; kept in $(dirname "$QS_BASE"))"
+		local root
+		mkdir -p "$(dirname "$QS_BASE")"
+		root=$(mktemp -d "$(dirname "$QS_BASE")/root.XXXXXX")
+		debootstrap --variant=minbase --include="$QS_PACKAGES" bookworm "$root" \
+			"$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || echo http://deb.debian.org/debian)" \
+			>"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root" "$root.log"; return 1; }
+		rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
+		rm -rf "${root:?}"/var/cache/apt/archives/*.deb "${root:?}"/var/lib/apt/lists/* "${root:?}"/dev/*
+		tar -C "$root" --numeric-owner -cf "$QS_BASE.tmp" .
+		mv "$QS_BASE.tmp" "$QS_BASE"
+		rm -rf "$root" "$root.log"
 	fi
 }
 
@@ -117,6 +140,7 @@ env_vars() {
 	echo "export KVSWEEP_REGISTRY=$REGISTRY"
 	echo "export KVSWEEP_REGISTRY_RO=$REGISTRY_RO"
 	echo "export KVSWEEP_REGISTRY_NODES=$REGISTRY_NODES"
+	echo "export KVSWEEP_QS_BASE=$QS_BASE"
 }
 
 case ${1:-} in

@@ -95,7 +95,7 @@ fi
 .tools/bin/staticcheck -tags lite ./cmd/kvsweep
 # Every shell script of the project's own (rendered job scripts are
 # checked by render's tests).
-shellcheck -x .ci/run scripts/*.sh bench/*.sh examples/harness/*.sh e2e/testdata/*.sh testrun/testdata/generate.sh
+shellcheck -x .ci/run scripts/*.sh bench/*.sh examples/harness/*.sh e2e/testdata/*.sh e2e/testdata/quickstart/*.sh testrun/testdata/generate.sh
 # The workflows, with actionlint (it runs shellcheck over their run:
 # blocks too); .github/actionlint.yaml names the self-hosted runners'
 # labels.

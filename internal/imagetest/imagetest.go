@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -97,6 +98,9 @@ func (g *GitServer) Repo(t testing.TB, name string, files ...map[string]string) 
 	var commits []string
 	for i, fs := range files {
 		for p, c := range fs {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -213,4 +217,57 @@ func CheckoutAt(t testing.TB, dir string, files map[string]string, executable ..
 		}
 	}
 	return dir
+}
+
+// PushRootfs pushes an image of two layers to ref: the root file system
+// in the tarball at rootfs, then files (slash-separated path -> content,
+// directories made as needed) over it; it returns NAME:TAG@DIGEST. The
+// quick-start test's stand-in for the vLLM base image is made with it.
+func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string) string {
+	t.Helper()
+	base, err := tarball.LayerFromFile(rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	dirs := map[string]bool{}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		for d := filepath.Dir(p); d != "." && !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		_ = tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch})
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		_ = tw.WriteHeader(&tar.Header{Name: p, Mode: 0o644, Size: int64(len(files[p])), ModTime: epoch})
+		_, _ = tw.Write([]byte(files[p]))
+	}
+	_ = tw.Close()
+	extra, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
+		Config: v1.Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}, RootFS: v1.RootFS{Type: "layers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.AppendLayers(img, base, extra); err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img, remote.WithContext(context.Background())); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref + "@" + d.String()
 }

@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/provenance"
+)
+
+// The Dockerfile users get (templates/Dockerfile.quick-start-vllm, the
+// embedded one: the pins name no dockerfile) built with the real
+// buildkitd, the Internet replaced by stand-ins of the same shape and
+// nothing substituted but through the pins file and its build arguments:
+// a Debian base with Python, pip, git and a stub vllm laid out like the
+// real one; Dynamo with a real Rust extension under lib/bindings/python,
+// built by the toolchain the Dockerfile installs (a stand-in rustup-init
+// serving Debian's rustc and cargo) through the maturin the lock pins (a
+// stand-in wheel on a loopback package index); the adapter and KVCR; etcd
+// by its real checksum. The image passes its canary (the build's last
+// RUN), builds twice to one digest, passes image verify, and a 4-cell
+// sweep in it under pyxis collects 4 OK rows naming the digest and the
+// commits.
+func TestQuickStartDockerfile(t *testing.T) {
+	c := clusters(t)[0]
+	reg, addr, qsBase := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR"), os.Getenv("KVSWEEP_QS_BASE")
+	if reg == "" || addr == "" || qsBase == "" {
+		t.Fatal("the registry, buildkitd and the stand-in base are not set up: scripts/buildkit-env.sh install, start and env (the README's test command)")
+	}
+	tmp := t.TempDir()
+	served := filepath.Join(tmp, "served")
+	if out, err := exec.Command("testdata/quickstart/standins.sh", served).CombinedOutput(); err != nil {
+		t.Fatalf("making the stand-ins: %v\n%s", err, out)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	t.Cleanup(srv.Close)
+
+	git := imagetest.StartGitServer(t)
+	t.Cleanup(git.Stop)
+	dynamo := git.Repo(t, "dynamo", quickStartDynamo)
+	adapter := git.Repo(t, "adapter", map[string]string{
+		"vllm/distributed/kv_transfer/kv_connector/v1/kvcr_connector.py": "class KVCRConnector:\n    pass\n"})
+	sim, err := os.ReadFile("testdata/phase1-sim.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvcr := imagetest.Checkout(t, map[string]string{
+		"pyproject.toml":    "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"nvidia-kvcr\"\nversion = \"0.1.0\"\n\n[tool.setuptools]\npackages = [\"kvcr\"]\n",
+		"kvcr/__init__.py":  "TIER = \"kvcr\"\n",
+		"phase1-sim.sh":     string(sim),
+		".gitignore":        "build/\n*.egg-info/\n",
+		"docs/kvcr-tier.md": "The KV-cache reuse tier.\n",
+	})
+	base := imagetest.PushRootfs(t, reg+"/qs/vllm-standin:0.11.0", qsBase, quickStartVLLM)
+
+	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := filepath.Join(tmp, "pins.yaml")
+	src := fmt.Sprintf(`version: 1
+base: %s
+dynamo: {repo: %s/dynamo.git, ref: v0}
+vllm_adapter: {repo: %s/adapter.git, ref: v0}
+kvcr: {path: %s}
+python_lock: %s
+build_args:
+%s  RUST_DIST_SERVER: %s
+  ETCD_RELEASES: %s/etcd
+  PIP_INDEX_URL: %s/simple
+`, base, git.URL, git.URL, kvcr, filepath.Join(served, "requirements.lock"), args, srv.URL, srv.URL, srv.URL)
+	if err := os.WriteFile(pins, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	if out := mustKvsweep(t, c, "image", "build", "--check", "--pins", pins, "--insecure-registry", "--buildkit-addr", addr); !strings.Contains(out, "no findings") {
+		t.Errorf("image build --check of the shipped Dockerfile:\n%s", out)
+	}
+	ref := reg + "/qs/kvcr:1"
+	var digests []string
+	for range 2 {
+		out, errs, err := kvsweep(t, c, nil, "image", "build", "--pins", pins, "--push", ref, "--insecure-registry",
+			"--buildkit-addr", addr, "--progress", "plain", "--media-types", "docker")
+		if err != nil {
+			t.Fatalf("building the shipped Dockerfile: %v\n%s%s", err, out, lastLines(errs, 60))
+		}
+		// The canary ran: its output is the build's last step's.
+		if len(digests) == 0 && !strings.Contains(errs, "vllm 0.11.0") {
+			t.Errorf("the canary did not print the vLLM version:\n%s", lastLines(errs, 40))
+		}
+		m := regexp.MustCompile(`(?m)^digest (sha256:[0-9a-f]{64})$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("image build printed no digest:\n%s", out)
+		}
+		digests = append(digests, m[1])
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("two builds from the same pins: %s and %s", digests[0], digests[1])
+	}
+	image := ref + "@" + digests[0]
+	mustKvsweep(t, c, "image", "verify", image, "--pins", pins, "--insecure-registry")
+	var in struct {
+		Revisions *provenance.SourceRevisions `json:"source_revisions"`
+	}
+	js := mustKvsweep(t, c, "image", "inspect", image, "--insecure-registry", "--format", "json")
+	if err := json.Unmarshal([]byte(js), &in); err != nil || in.Revisions == nil {
+		t.Fatalf("image inspect: %v\n%s", err, js)
+	}
+	lock, _ := os.ReadFile(filepath.Join(served, "requirements.lock"))
+	if pl := in.Revisions.PythonLock; pl == nil || pl.SHA256 != sha256hex(lock) {
+		t.Errorf("source-revisions.json records the lock as %+v, want sha256 %s", pl, sha256hex(lock))
+	}
+	if in.Revisions.Commit("dynamo") != dynamo[0] || in.Revisions.Commit("vllm_adapter") != adapter[0] {
+		t.Errorf("the image records %s", in.Revisions.Short())
+	}
+
+	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", dynamo[0], adapter[0])
+	dir := stagedSweep(t, c, "pyxis", image, expect, filepath.Join(tmp, "images"), 4)
+	checkStagedRun(t, dir, 4, digests[0], in.Revisions)
+}
+
+// quickStartDynamo is Dynamo as the Dockerfile builds it: the bindings, a
+// Rust library (a cdylib) with maturin's mixed layout, and the Python
+// package, which loads the library.
+var quickStartDynamo = map[string]string{
+	"lib/bindings/python/Cargo.toml": `[package]
+name = "dynamo-py3"
+version = "0.6.0"
+edition = "2021"
+
+[lib]
+name = "dynamo_core"
+crate-type = ["cdylib"]
+path = "rust/lib.rs"
+`,
+	"lib/bindings/python/rust/lib.rs": `// What the canary calls through the library: proof it was compiled.
+#[no_mangle]
+pub extern "C" fn dynamo_core_answer() -> u32 {
+    42
+}
+`,
+	"lib/bindings/python/pyproject.toml": `[build-system]
+requires = ["maturin>=1.5,<2"]
+build-backend = "maturin"
+
+[project]
+name = "ai-dynamo-runtime"
+version = "0.6.0"
+
+[tool.maturin]
+module-name = "dynamo._core"
+python-source = "python"
+`,
+	"lib/bindings/python/python/dynamo/_core_info.py": "NAME = \"dynamo._core\"\n",
+	"pyproject.toml": `[build-system]
+requires = ["setuptools"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ai-dynamo"
+version = "0.6.0"
+
+[tool.setuptools]
+packages = ["dynamo"]
+`,
+	"dynamo/__init__.py": `import ctypes
+import os
+
+_core = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_core.so"))
+if _core.dynamo_core_answer() != 42:
+    raise ImportError("dynamo._core answers wrong")
+`,
+}
+
+// quickStartVLLM is the stub vllm over the stand-in base: the package
+// laid out like the real one (the adapter's connector directory) and
+// installed as pip sees it.
+var quickStartVLLM = func() map[string]string {
+	site := "usr/local/lib/python3.11/dist-packages/"
+	m := map[string]string{
+		site + "vllm/__init__.py":                "__version__ = \"0.11.0\"\n",
+		site + "vllm-0.11.0.dist-info/METADATA":  "Metadata-Version: 2.1\nName: vllm\nVersion: 0.11.0\n",
+		site + "vllm-0.11.0.dist-info/INSTALLER": "pip\n",
+		site + "vllm-0.11.0.dist-info/RECORD":    "",
+	}
+	for _, p := range []string{"distributed", "distributed/kv_transfer", "distributed/kv_transfer/kv_connector", "distributed/kv_transfer/kv_connector/v1"} {
+		m[site+"vllm/"+p+"/__init__.py"] = ""
+	}
+	return m
+}()
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func sha256hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
