@@ -252,3 +252,72 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 		t.Errorf("result.json belongs to %d:%d, want 4321:4322 (container.user)", st.Uid, st.Gid)
 	}
 }
+
+// A docker task killed with SIGKILL (a node that died) runs no exit
+// trap: its container lives on. The next kvsweep status (or collect)
+// finds it by the sweep's labels, removes it, and says so.
+func TestDockerLeftoversRemoved(t *testing.T) {
+	c := clusters(t)[0]
+	ref, digest, _ := buildTestImage(t, c)
+	for _, by := range []string{"status", "collect"} {
+		t.Run(by, func(t *testing.T) {
+			tmp := t.TempDir()
+			spec := fmt.Sprintf(`version: 1
+name: leftover
+container: {runtime: docker, image: %q}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --results-dir, "{{.CellDir}}", --wait-file, /never]
+topologies: {aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 10m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`, ref+"@"+digest)
+			path := writeSpec(t, tmp, spec)
+			dir := filepath.Join(tmp, "sweep")
+			id := fmt.Sprintf("left-%s-%d", by, time.Now().UnixNano()%1e9)
+			t.Cleanup(func() { cancelSweep(t, c, dir) })
+			mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", id, "--scheduler", "slurm", "--insecure-registry")
+			containers := func() string {
+				b, _ := exec.Command("docker", "ps", "-a", "-q", "--filter", "label=kvsweep.sweep="+id).CombinedOutput()
+				return strings.TrimSpace(string(b))
+			}
+			var task string
+			for end := time.Now().Add(5 * time.Minute); containers() == "" || task == ""; time.Sleep(200 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("the harness's container never started:\n%s", cellLog(dir, scheduler.CellStatus{}))
+				}
+				if cs, _, err := scheduler.Status(t.Context(), dir, c.slurm()); err == nil && len(cs) == 1 {
+					task = cs[0].Task
+				}
+			}
+			// The node dies: the job script gets KILL, no trap runs.
+			scancel := exec.Command("scancel", "--signal=KILL", "--full", task)
+			scancel.Env = append(os.Environ(), c.env()...)
+			if out, err := scancel.CombinedOutput(); err != nil {
+				t.Fatalf("scancel: %v %s", err, out)
+			}
+			for end := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+				cs, _, err := scheduler.Status(t.Context(), dir, c.slurm())
+				if err == nil && len(cs) == 1 && scheduler.Terminal(cs[0].State) {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("the killed job never ended: %v %+v", err, cs)
+				}
+			}
+			if containers() == "" {
+				t.Fatal("the killed task left no container: nothing to test")
+			}
+			args := []string{by, dir, "--scheduler", "slurm"}
+			if by == "collect" {
+				args = append(args, "--store", filepath.Join(tmp, "history.db"))
+			}
+			_, errs, _ := kvsweep(t, c, nil, args...)
+			if !strings.Contains(errs, "kvsweep: removed 1 container(s) that killed tasks of the sweep left: kvsweep-"+id) {
+				t.Errorf("kvsweep %s did not say it removed the leftover:\n%s", by, errs)
+			}
+			if left := containers(); left != "" {
+				t.Errorf("kvsweep %s left the container %s", by, left)
+			}
+		})
+	}
+}

@@ -153,9 +153,22 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 	if baseErr != nil {
 		d.ErrAt(yamlpos.Value{Pos: p.basePos}, "base: %v", baseErr)
 	}
+	localFiles(d, p, r)
+	r.Base = base
+	switch {
+	case len(d.Errs) > 0 && failed:
+		return nil, &ResolveError{d.Errs}
+	case len(d.Errs) > 0:
+		return nil, d.Errs
+	}
+	return r, nil
+}
+
+// localFiles checks what the build reads from this machine besides the
+// KVCR checkout: a missing Dockerfile or lock fails here, dry run or not,
+// not in the middle of a build; the lock is read and hashed once.
+func localFiles(d *yamlpos.Decoder, p *Pins, r *Resolved) {
 	if p.Dockerfile != "" {
-		// What build would read: a missing Dockerfile fails here, dry run
-		// or not, not in the middle of a build.
 		if fi, err := os.Stat(p.Dockerfile); err != nil {
 			d.ErrAt(yamlpos.Value{Pos: p.dfPos}, "dockerfile: %v", err)
 		} else if !fi.Mode().IsRegular() {
@@ -168,14 +181,6 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 			d.ErrAt(yamlpos.Value{Pos: p.lockPos}, "python_lock: %v", err)
 		}
 	}
-	r.Base = base
-	switch {
-	case len(d.Errs) > 0 && failed:
-		return nil, &ResolveError{d.Errs}
-	case len(d.Errs) > 0:
-		return nil, d.Errs
-	}
-	return r, nil
 }
 
 // git runs git with no prompts and returns its output.

@@ -65,6 +65,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 		Version:       opts.Version,
 	}
 	m.Image = cmp.Or(opts.Image, spec.Container.Image)
+	m.Runtime = spec.Container.Runtime
 	for _, src := range []map[string]string{opts.Expect, spec.Container.Expect} {
 		for k, v := range src {
 			if m.Expect == nil {

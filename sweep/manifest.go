@@ -98,6 +98,9 @@ type Manifest struct {
 	// Image is the spec's container image, as rendered into the jobs, so
 	// collect never re-reads the spec.
 	Image string `json:"image,omitempty"`
+	// Runtime is the spec's container.runtime: what kvsweep finds and
+	// removes later depends on it (docker containers left by killed tasks).
+	Runtime string `json:"runtime,omitempty"`
 	// Expect is the commit each named component of the image must record;
 	// jobs check it before the harness starts.
 	Expect map[string]string `json:"expect,omitempty"`

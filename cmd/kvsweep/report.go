@@ -233,6 +233,7 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOpti
 	if err != nil {
 		return nil, err
 	}
+	removeLeftovers(e, dir, func(id string) bool { s, ok := opts.States[id]; return ok && scheduler.Terminal(s.State) })
 	printCollected(e, run, counts)
 	if format != "" {
 		if reportErr != nil {

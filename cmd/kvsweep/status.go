@@ -22,7 +22,8 @@ var statusCmd = &command{
 and for jobs Slurm still holds where accounting is off; a cell Slurm no
 longer knows is read from its exit marker. --watch polls until every
 submitted cell is terminal: a progress bar on a terminal, a line per change
-otherwise.`,
+otherwise. Containers that killed docker tasks of ended cells left are
+removed (as by cancel and collect), and said so on stderr.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
 		format := fs.String("format", "table", "table, markdown or json")
@@ -44,6 +45,7 @@ otherwise.`,
 			if err != nil {
 				return err
 			}
+			removeLeftovers(e, dir, endedIn(cells))
 			return scheduler.WriteStatus(e.stdout, cells, *format)
 		}
 	},
@@ -70,6 +72,9 @@ var cancelCmd = &command{
 				return err
 			}
 			fmt.Fprintf(e.stdout, "cancelled %d tasks\n", n)
+			if cells, err := status(e, dir, cfg); err == nil {
+				removeLeftovers(e, dir, endedIn(cells))
+			}
 			return nil
 		}
 	},
