@@ -12,10 +12,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/imagetest"
 	"github.com/kvsweep/kvsweep/provenance"
+	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // The Dockerfile users get (templates/Dockerfile.quick-start-vllm, the
@@ -30,7 +33,8 @@ import (
 // by its real checksum. The image passes its canary (the build's last
 // RUN), builds twice to one digest, passes image verify, and a 4-cell
 // sweep in it under pyxis collects 4 OK rows naming the digest and the
-// commits.
+// commits; under docker, a cell writes its files as the image's runtime
+// user, not root.
 func TestQuickStartDockerfile(t *testing.T) {
 	c := clusters(t)[0]
 	reg, addr, qsBase := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR"), os.Getenv("KVSWEEP_QS_BASE")
@@ -127,6 +131,46 @@ build_args:
 	expect := fmt.Sprintf("{dynamo: %s, vllm_adapter: %s}", dynamo[0], adapter[0])
 	dir := stagedSweep(t, c, "pyxis", image, expect, filepath.Join(tmp, "images"), 4)
 	checkStagedRun(t, dir, 4, digests[0], in.Revisions)
+	runsAsRuntimeUser(t, c, image)
+}
+
+// runsAsRuntimeUser runs a cell of the image under docker as the image's
+// user (container.user: image): what it writes into the sweep directory
+// belongs to RUNTIME_UID (1000 by default), not root.
+func runsAsRuntimeUser(t *testing.T, c cluster, image string) {
+	t.Helper()
+	tmp := t.TempDir()
+	path := writeSpec(t, tmp, fmt.Sprintf(`version: 1
+name: qs-user
+scheduler: local
+container: {runtime: docker, image: %q, user: image}
+harness:
+  command: [/opt/kvcr/phase1-sim.sh, --results-dir, "{{.CellDir}}"]
+topologies: {aggregated: {resources: {cpus_per_task: 1, time: 10m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
+`, image))
+	dir := filepath.Join(tmp, "sweep")
+	mustKvsweep(t, c, "render", path, "--out", dir, "--insecure-registry")
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The site's part: the sweep directory is writable by the runtime user.
+	cell := filepath.Join(dir, sweep.CellsDir, m.Cells[0].ID)
+	if err := os.MkdirAll(cell, 0o777); err != nil || os.Chmod(cell, 0o777) != nil {
+		t.Fatal(err)
+	}
+	if out, errs, err := kvsweep(t, c, nil, "submit", dir, "--scheduler", "local"); err != nil {
+		t.Fatalf("the cell under docker: %v\n%s%s\n%s", err, out, errs, cellLog(dir, scheduler.CellStatus{ID: m.Cells[0].ID}))
+	}
+	fi, err := os.Stat(filepath.Join(cell, sweep.ResultFile))
+	if err != nil {
+		t.Fatalf("no result: %v\n%s", err, cellLog(dir, scheduler.CellStatus{ID: m.Cells[0].ID}))
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1000 || st.Gid != 1000 {
+		t.Errorf("result.json belongs to %d:%d, want the image's runtime user 1000:1000", st.Uid, st.Gid)
+	}
 }
 
 // quickStartDynamo is Dynamo as the Dockerfile builds it: the bindings, a
