@@ -472,6 +472,11 @@ func (d *decoder) harness(n ast.Node, where string, h *Harness) {
 			}
 		}),
 		yamlpos.F("native_result", func(n ast.Node, w string) { h.Native = d.native(n, w) }),
+		yamlpos.F("result", func(n ast.Node, w string) {
+			if h.Client = d.client(n, w); h.Native != nil {
+				d.Errorf(n, "%s: a cell's result comes from one place: remove native_result or result", w)
+			}
+		}),
 	)
 	if h.Command == nil && len(d.Errs) == 0 {
 		d.Errorf(n, "%s: missing required key \"command\"", where)
@@ -541,6 +546,36 @@ func (d *decoder) native(n ast.Node, where string) *NativeResult {
 		d.Errorf(n, "%s: missing required key \"file\"", where)
 	}
 	return nr
+}
+
+// client reads harness.result: {format, file, case_by, cases: {ID: VALUE}}.
+func (d *decoder) client(n ast.Node, where string) *ClientResult {
+	cr := &ClientResult{}
+	var casesN ast.Node
+	d.Fields(n, where,
+		yamlpos.F("format", func(n ast.Node, w string) { cr.Format = d.oneOf(n, w, ClientFormats) }),
+		yamlpos.F("file", func(n ast.Node, w string) {
+			cr.File = d.line(n, w)
+			if cr.File == "" || strings.HasPrefix(cr.File, "/") || slices.Contains(strings.Split(cr.File, "/"), "..") {
+				d.Errorf(n, "%s: %q is not a path inside the cell directory (expected a relative path without ..)", w, cr.File)
+			}
+		}),
+		yamlpos.F("case_by", func(n ast.Node, w string) { cr.CaseBy = d.oneOf(n, w, ClientCaseBys) }),
+		yamlpos.F("cases", func(n ast.Node, w string) { casesN = n; cr.Values, _ = d.StrMap(n, w) }),
+	)
+	for _, k := range []string{"format", "file"} {
+		if (k == "format" && cr.Format == "" || k == "file" && cr.File == "") && len(d.Errs) == 0 {
+			d.Errorf(n, "%s: missing required key %q", where, k)
+		}
+	}
+	byValue := cr.CaseBy == "request_rate" || cr.CaseBy == "max_concurrency"
+	switch {
+	case byValue && casesN == nil && len(d.Errs) == 0:
+		d.Errorf(n, "%s: case_by %s needs cases: {CASE: VALUE} (the %s of each case's run)", where, cr.CaseBy, cr.CaseBy)
+	case !byValue && casesN != nil:
+		d.Errorf(casesN, "%s: cases gives the value of each case's run for case_by request_rate or max_concurrency, not %s; remove cases", yamlpos.Join(where, "cases"), cmp.Or(cr.CaseBy, "line"))
+	}
+	return cr
 }
 
 // templates reads a list of argv words and checks each parses as a template.

@@ -95,6 +95,15 @@ func TestMalformedSpecs(t *testing.T) {
 			`sweep.yaml:3:50: container.user: "nobody" is not a user (expected submitter, root, image, or UID[:GID] in digits)`},
 		{"user pyxis cannot switch to", "name: mini", "name: mini\ncontainer: {runtime: pyxis, image: r/i:1, user: \"1000:1000\"}",
 			`sweep.yaml:3:49: container.user: runtime pyxis runs the container as the submitting user (or as root inside it, user: root); "1000:1000" would have no effect (it is for docker and Kubernetes)`},
+		{"client result of an unknown format", `command: [harness, --engine, "{{.Engine}}"]`, `command: [harness, --engine, "{{.Engine}}"]
+  result: {format: genai, file: out.json}`,
+			`sweep.yaml:5:20: harness.result.format: unknown value "genai" (expected one of: vllm-bench, sglang-bench, aiperf, inference-perf, inference-perf-prometheus)`},
+		{"client result by rate without the rates", `command: [harness, --engine, "{{.Engine}}"]`, `command: [harness, --engine, "{{.Engine}}"]
+  result: {format: sglang-bench, file: out.jsonl, case_by: request_rate}`,
+			`sweep.yaml:5:11: harness.result: case_by request_rate needs cases: {CASE: VALUE} (the request_rate of each case's run)`},
+		{"client result file outside the cell", `command: [harness, --engine, "{{.Engine}}"]`, `command: [harness, --engine, "{{.Engine}}"]
+  result: {format: vllm-bench, file: ../x.json}`,
+			`sweep.yaml:5:38: harness.result.file: "../x.json" is not a path inside the cell directory (expected a relative path without ..)`},
 		{"two-node with one node", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    kind: two-node\n    resources: {gpus_per_node: 2, time: 30m}\n    agent: [agent]",
 			`sweep.yaml:6:3: topologies.aggregated: kind two-node needs resources.nodes: 2, got 1`},
 		{"agent on a kind that starts none", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}\n    agent: [agent]",

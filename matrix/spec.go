@@ -263,7 +263,28 @@ type Harness struct {
 	// Native maps a harness's own JSON file to result.json v1, for a
 	// harness that writes no v1 and needs no adapter.
 	Native *NativeResult
+	// Client reads a standard benchmark client's output file (harness.result).
+	Client *ClientResult
 }
+
+// ClientResult is the output file of a standard benchmark client the
+// cells run (vLLM's bench serve, SGLang's bench_serving, AIPerf,
+// inference-perf) and how its runs map to the cell's cases; read by
+// package clients at collect.
+type ClientResult struct {
+	Format string // one of ClientFormats
+	File   string // relative to the cell directory
+	CaseBy string // line, tag, request_rate or max_concurrency
+	// Values: case id -> the request rate or concurrency of its run.
+	Values map[string]string
+}
+
+// ClientFormats and ClientCaseBys are what package clients reads (a test
+// holds the lists equal).
+var (
+	ClientFormats = []string{"vllm-bench", "sglang-bench", "aiperf", "inference-perf", "inference-perf-prometheus"}
+	ClientCaseBys = []string{"line", "tag", "request_rate", "max_concurrency"}
+)
 
 // NativeResult says where in a harness's own JSON each case's verdict
 // and metrics are.

@@ -78,6 +78,9 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	m.RetryInfra = spec.Retry.Infra
 	m.ResultAdapter = spec.Harness.ResultAdapter
 	m.Native = native(spec.Harness.Native)
+	if c := spec.Harness.Client; c != nil {
+		m.Client = &sweep.ClientResult{Format: c.Format, File: c.File, CaseBy: c.CaseBy, Values: c.Values}
+	}
 	return m
 }
 

@@ -114,8 +114,21 @@ type Manifest struct {
 	ResultAdapter []string `json:"result_adapter,omitempty"`
 	// Native maps a harness's own JSON to result.json v1 at collect.
 	Native *NativeResult `json:"native_result,omitempty"`
+	// Client is a standard benchmark client's output to read instead of
+	// result.json (spec harness.result).
+	Client *ClientResult `json:"client_result,omitempty"`
 	Jobs   []Job         `json:"jobs"`
 	Cells  []Cell        `json:"cells"`
+}
+
+// ClientResult is a standard benchmark client's output file (File,
+// relative to the cell directory, of Format) and how its runs map to
+// cases (CaseBy, Values: case id -> run value).
+type ClientResult struct {
+	Format string            `json:"format"`
+	File   string            `json:"file"`
+	CaseBy string            `json:"case_by,omitempty"`
+	Values map[string]string `json:"values,omitempty"`
 }
 
 // NativeResult says where in a harness's own JSON file (File, relative to

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvsweep/kvsweep/clients"
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/result"
@@ -203,6 +204,9 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 	b, err := w.readResult(files, opts.MaxResultSize)
 	if errors.Is(err, os.ErrNotExist) && m.Native != nil {
 		return collectNative(files, m.Native, c, cr, opts)
+	}
+	if errors.Is(err, os.ErrNotExist) && m.Client != nil {
+		return collectClient(files, m.Client, c, cr, opts)
 	}
 	var refused *sweep.RefusedError
 	switch {
@@ -435,6 +439,35 @@ func adapterFailure(root string, files *sweep.CellFiles, m *sweep.Manifest, cell
 		tail = "(no output)"
 	}
 	return fmt.Sprintf("%s failed (exit %s): %s", name, strings.TrimSpace(string(b)), tail), true
+}
+
+// collectClient reads a cell's result from a standard benchmark client's
+// output file (package clients); the file stays as it is.
+func collectClient(files *sweep.CellFiles, cl *sweep.ClientResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
+	mk, hasMarker, _ := sweep.CellExitMarker(files, c.ID)
+	b, err := files.ReadFile(cl.File, opts.MaxResultSize)
+	if errors.Is(err, os.ErrNotExist) {
+		cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
+		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", cl.File, cr.State)
+		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
+			cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, cl.File)
+		}
+		return cr
+	}
+	if err != nil {
+		cr.Outcome, cr.Detail = Invalid, cl.Format+" result "+err.Error()
+		return cr
+	}
+	runs, err := clients.Read(cl.Format, cl.File, b)
+	if err == nil {
+		var r *result.Result
+		if r, err = clients.Cases(runs, c.Cases, clients.Mapping{By: cl.CaseBy, Values: cl.Values}, cl.File); err == nil {
+			r.CellID = c.ID
+			return withResult(cr, r, c, mk, hasMarker)
+		}
+	}
+	cr.Outcome, cr.Detail = Invalid, cl.Format+" result: "+err.Error()
+	return cr
 }
 
 // collectNative reads a cell's result from the harness's own JSON by the

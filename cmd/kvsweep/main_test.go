@@ -27,6 +27,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
 			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
+			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
 			env.Setenv("KVSWEEP_STORE", env.WorkDir+"/history.db")
 			return nil
 		},

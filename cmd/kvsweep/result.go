@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/clients"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -15,16 +18,20 @@ func init() { register(resultCmd) }
 
 var resultCmd = &command{
 	name:    "result",
-	args:    "schema | validate FILE...",
+	args:    "schema | validate FILE... | read --format FORMAT FILE",
 	summary: "The result.json contract, for harness authors: its schema, and a validator",
 	help: `  kvsweep result schema              prints the result.json v1 JSON Schema
   kvsweep result validate FILE...    checks files against it, as collect does
+  kvsweep result read --format vllm-bench bench.json
+                                     what collect records from a benchmark
+                                     client's file (harness.result)
 
 validate prints one line per file: "FILE: ok", or the first problem with
 its place, "FILE:LINE:COL: at /cases/0/verdict: value must be one of ...".
 It exits 1 when a file is not valid. docs/results.md has a minimal harness
 in Python and in shell.`,
 	subs: []*command{
+		resultReadCmd,
 		{name: "schema", summary: "Print the result.json v1 JSON Schema", setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			return func(e *env, args []string) error {
 				if len(args) != 0 {
@@ -71,4 +78,44 @@ func validateResult(path string, maxSize int64) string {
 		return fmt.Sprintf("%s: %v", path, err)
 	}
 	return ""
+}
+
+var resultReadCmd = &command{
+	name: "read", args: "--format FORMAT [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",
+	summary: "Print what collect records from a benchmark client's output file",
+	help: `Reads FILE as collect reads a cell's harness.result file of FORMAT
+(vllm-bench, sglang-bench, aiperf, inference-perf, inference-perf-prometheus)
+and prints, as JSON, the cases with their verdicts and metrics in kvsweep's
+names and units: a harness author checks a mapping without running a sweep.
+The files carry no verdict: a run that completed requests is a PASS for the
+spec's validity rules to judge, one that completed none a FAIL. Without
+--cases each run is a case named line-N. docs/results.md has each format's
+table of source keys.`,
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		format := fs.String("format", "", "the client's format (required)")
+		cases := fs.StringSlice("cases", nil, "the cell's case ids, matched to the runs by --case-by")
+		by := fs.String("case-by", clients.ByLine, "line, tag, request_rate or max_concurrency")
+		values := fs.StringToString("value", nil, "ID=VALUE: the request rate or concurrency of a case's run (repeatable)")
+		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest file accepted, in bytes")
+		return func(e *env, args []string) error {
+			path, err := oneArg(args, "the client's output file")
+			if err != nil {
+				return err
+			}
+			if *format == "" {
+				return usagef("--format is required (one of %s)", strings.Join(clients.Formats, ", "))
+			}
+			b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), *maxSize)
+			if err != nil {
+				return err
+			}
+			res, err := clients.ReadCases(*format, path, b, *cases, clients.Mapping{By: *by, Values: *values})
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+	},
 }

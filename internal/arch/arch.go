@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "staging", "sweep", "testrun"},
+	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "staging", "sweep", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
@@ -28,12 +28,13 @@ var Allowed = map[string][]string{
 	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
 	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":             {"internal/jsonscan", "provenance", "sweep"},
-	"testrun":            {"internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep"},
+	"testrun":            {"clients", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep"},
 	"analysis":           {"internal/fail", "result", "testrun"},
 	"reports":            {"analysis", "internal/fail", "internal/table", "result", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
 	"staging":            {},
+	"clients":            {"result"},
 	"provenance":         {},
 	"rules":              {},
 	"templates":          {},
