@@ -45,7 +45,9 @@ func Cases(runs []Run, ids []string, m Mapping, name string) (*result.Result, er
 		}
 		pick = func(_ string, i int) (int, error) { return i, nil }
 	case ByTag:
-		pick = func(id string, _ int) (int, error) { return find(runs, name, id, func(r Run) bool { return r.Tag == id }) }
+		pick = func(id string, _ int) (int, error) {
+			return find(runs, name, id, func(r Run) bool { return r.Tag == id })
+		}
 	case ByRequestRate, ByMaxConcurrency:
 		pick = func(id string, _ int) (int, error) {
 			want, err := parseValue(m.Values[id])

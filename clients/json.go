@@ -25,7 +25,7 @@ type doc struct {
 // them; JSON has no such tokens) is rewritten, outside strings, into a
 // string of the same length, so offsets in messages stay true.
 const (
-	posInf = `"+Infin"` // Infinity
+	posInf = `"+Infin"`  // Infinity
 	negInf = `"-Infini"` // -Infinity
 	nan    = `"N"`       // NaN
 )
