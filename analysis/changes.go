@@ -9,9 +9,10 @@ import (
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// Change is one way the two sides of a comparison differ: what ran
-// (image, component commits), what ran it (kvsweep, cluster, nodes) or
-// what the spec said.
+// Change is one way the two sides of a comparison differ: what the cells
+// ran on (GPU, driver, CUDA, NCCL, CPU, kernel), what ran (image,
+// component commits), what ran it (kvsweep, cluster, nodes) or what the
+// spec said.
 type Change struct {
 	What      string `json:"what"`
 	Baseline  string `json:"baseline"`
@@ -55,6 +56,14 @@ func factsOf(runs []*testrun.Run) sideFacts {
 			}
 			f.add("cluster", c.Cluster)
 			f.add("nodes", c.Nodes)
+			if hw := c.Hardware; hw != nil {
+				f.add("GPU", hw.GPUModels())
+				f.add("GPU driver", hw.Driver)
+				f.add("CUDA", hw.CUDA)
+				f.add("NCCL", hw.NCCL)
+				f.add("CPU", hw.CPU)
+				f.add("kernel", hw.Kernel)
+			}
 		}
 	}
 	return f
@@ -72,7 +81,13 @@ func changes(base, cand []*testrun.Run) []Change {
 	for k := range cf {
 		keys[k] = true
 	}
+	// What the cells ran on first: another GPU or driver explains more
+	// than any commit.
+	hw := map[string]int{"GPU": -6, "GPU driver": -5, "CUDA": -4, "NCCL": -3, "CPU": -2, "kernel": -1}
 	order := func(k string) int {
+		if o, ok := hw[k]; ok {
+			return o
+		}
 		switch {
 		case k == "image digest":
 			return 0

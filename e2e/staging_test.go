@@ -133,6 +133,10 @@ func checkStagedRun(t testing.TB, dir string, n int, digest string, revs *proven
 		if ms := provenance.Compare(cell.Image.SourceRevisions, revs); len(ms) != 0 {
 			t.Errorf("%s: the row's revisions differ from the image's: %v", cell.Name, ms)
 		}
+		// The fingerprint of a node without GPUs: said, and nothing failed.
+		if hw := cell.Hardware; hw == nil || hw.Node == "" || hw.Kernel == "" || hw.Note != "no nvidia-smi on the node" {
+			t.Errorf("%s: hardware %+v, want the node, its kernel and no nvidia-smi", cell.Name, hw)
+		}
 	}
 }
 

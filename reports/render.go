@@ -75,11 +75,18 @@ func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
 		}
 		fmt.Fprintf(&b, "%d cells: %s\n\n", len(r.Cells), r.CountsLine())
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
+		hw := slices.ContainsFunc(r.Cells, func(c testrun.CellResult) bool { return c.Hardware != nil })
+		if hw {
+			header = append(header, "hardware")
+		}
 		// Only the rows that fit are made.
 		grid := fitter{format: format, limit: StepSummaryLimit / 2}
 		var rows [][]string
 		for _, c := range r.Cells {
 			row := append(append([]string{c.Name, testrun.OutcomeText(c)}, cellVerdicts(c, cases)...), testrun.ShortDigest(c.Image.Digest), c.Revisions())
+			if hw {
+				row = append(row, c.Hardware.Summary())
+			}
 			if !grid.fits(row) {
 				break
 			}

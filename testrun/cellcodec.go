@@ -118,6 +118,19 @@ var cellMembers = jsonscan.Members[cellIO]{
 			}
 			return append(jsonscan.Key(b, "verdicts_only"), "true"...), true
 		}),
+	jsonscan.M("hardware", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		if s.Peek() != '{' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &c.Hardware) == nil
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if c.Hardware == nil {
+			return b, true
+		}
+		hw, err := json.Marshal(c.Hardware)
+		return append(jsonscan.Key(b, "hardware"), hw...), err == nil
+	}),
 	jsonscan.M("attempts", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Attempts, ok = s.Integer(); return },
 		func(b []byte, c *cellIO) ([]byte, bool) {
 			if c.Attempts == 0 {

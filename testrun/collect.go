@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/clients"
+	"github.com/kvsweep/kvsweep/hardware"
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/result"
@@ -188,6 +189,7 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		cr.fromMarker(mk)
 	}
 	cr.Image.SourceRevisions = readRevisions(files)
+	cr.Hardware = readHardware(files)
 	if b, ok := optional(files, sweep.NoRevisionsFile, sweep.MaxMarkerSize); ok {
 		cr.NoProvenance = strings.TrimSpace(string(b))
 	}
@@ -359,6 +361,15 @@ func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
 // listing holds it (an absent file's error is two allocations, and a
 // collect asks every cell for four markers); ok is false when it is
 // absent or cannot be read.
+// readHardware is the cell's hardware fingerprint from what its job
+// recorded (nil when it recorded nothing).
+func readHardware(files *sweep.CellFiles) *hardware.Fingerprint {
+	env, _ := optional(files, hardware.EnvFile, sweep.MaxMarkerSize)
+	smi, _ := optional(files, hardware.SMIFile, hardware.MaxSMISize)
+	nccl, _ := optional(files, hardware.NCCLFile, sweep.MaxMarkerSize)
+	return hardware.Read(env, smi, nccl)
+}
+
 func optional(files *sweep.CellFiles, name string, max int64) ([]byte, bool) {
 	if !files.Has(name) {
 		return nil, false

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsweep/kvsweep/hardware"
 	"github.com/kvsweep/kvsweep/result"
 )
 
@@ -66,6 +67,8 @@ type CellResult struct {
 	Cluster string `json:"cluster,omitempty"`
 	// VerdictsOnly: the cell's metrics are never compared or gated.
 	VerdictsOnly bool `json:"verdicts_only,omitempty"`
+	// Hardware is what the cell ran on, as its job recorded it.
+	Hardware *hardware.Fingerprint `json:"hardware,omitempty"`
 	// Attempts is how many times the cell was submitted; Earlier how the
 	// attempts before the last ended.
 	Attempts int       `json:"attempts,omitempty"`
