@@ -9,6 +9,8 @@ require (
 	github.com/kaptinlin/jsonschema v0.9.5
 	github.com/moby/buildkit v0.34.2
 	github.com/olekukonko/tablewriter v1.1.5
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.72.1
 	github.com/rogpeppe/go-internal v1.14.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1

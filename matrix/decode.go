@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -140,6 +142,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("matrix", func(n ast.Node, w string) { matrixNode = n })),
 		mark(yamlpos.F("cases", func(n ast.Node, w string) { d.cases(n, w, s) })),
 		mark(yamlpos.F("engines", func(n ast.Node, w string) { d.engines(n, w, s) })),
+		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) {
 			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
 				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {
@@ -546,6 +549,34 @@ func (d *decoder) native(n ast.Node, where string) *NativeResult {
 		d.Errorf(n, "%s: missing required key \"file\"", where)
 	}
 	return nr
+}
+
+// telemetry reads telemetry: {endpoints: [URL...], interval: DURATION}.
+func (d *decoder) telemetry(n ast.Node, where string) *Telemetry {
+	t := &Telemetry{Interval: DefaultTelemetryInterval}
+	d.Fields(n, where,
+		yamlpos.F("endpoints", func(n ast.Node, w string) {
+			for i, v := range d.StrList(n, w) {
+				u, err := url.Parse(v.S)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(v.S, " \t\r\n") {
+					d.ErrAt(v, "%s[%d]: %q is not an endpoint (expected an http:// or https:// URL, like %s)", w, i, v.S, DefaultTelemetryEndpoint)
+				}
+				t.Endpoints = append(t.Endpoints, v.S)
+			}
+		}),
+		yamlpos.F("interval", func(n ast.Node, w string) {
+			v, _ := d.Scalar(n, w)
+			iv, err := time.ParseDuration(v.S)
+			if err != nil || iv < time.Second || iv > 10*time.Minute {
+				d.ErrAt(v, "%s: %q is not an interval (expected a duration from 1s to 10m, like 10s)", w, v.S)
+			}
+			t.Interval = iv
+		}),
+	)
+	if t.Endpoints == nil {
+		t.Endpoints = []string{DefaultTelemetryEndpoint}
+	}
+	return t
 }
 
 // client reads harness.result: {format, file, case_by, cases: {ID: VALUE}}.

@@ -40,7 +40,7 @@ func TestMalformedSpecs(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"unknown top-level key", "name: mini", "name: mini\ntopologis: {}",
-			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, kubernetes, container, env, harness, topologies, geometries, matrix, cases, engines, retry)`},
+			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, kubernetes, container, env, harness, topologies, geometries, matrix, cases, engines, telemetry, retry)`},
 		{"unknown nested key", "{gpus_per_node: 2, time: 30m}", "{gpus: 2, time: 30m}",
 			`sweep.yaml:7:17: topologies.aggregated.resources: unknown key "gpus" (expected one of: nodes, gpus_per_node, cpus_per_task, mem, time)`},
 		{"wrong type", "gpus_per_node: 2", "gpus_per_node: two",
@@ -104,6 +104,9 @@ func TestMalformedSpecs(t *testing.T) {
 		{"client result file outside the cell", `command: [harness, --engine, "{{.Engine}}"]`, `command: [harness, --engine, "{{.Engine}}"]
   result: {format: vllm-bench, file: ../x.json}`,
 			`sweep.yaml:5:38: harness.result.file: "../x.json" is not a path inside the cell directory (expected a relative path without ..)`},
+		{"telemetry endpoint that is not a URL", "name: mini", "name: mini\ntelemetry: {endpoints: [\"file:///etc/passwd\"], interval: 100ms}",
+			`sweep.yaml:3:25: telemetry.endpoints[0]: "file:///etc/passwd" is not an endpoint (expected an http:// or https:// URL, like http://127.0.0.1:8000/metrics)
+sweep.yaml:3:58: telemetry.interval: "100ms" is not an interval (expected a duration from 1s to 10m, like 10s)`},
 		{"two-node with one node", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    kind: two-node\n    resources: {gpus_per_node: 2, time: 30m}\n    agent: [agent]",
 			`sweep.yaml:6:3: topologies.aggregated: kind two-node needs resources.nodes: 2, got 1`},
 		{"agent on a kind that starts none", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}", "  aggregated:\n    resources: {gpus_per_node: 2, time: 30m}\n    agent: [agent]",

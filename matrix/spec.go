@@ -76,12 +76,29 @@ type Spec struct {
 	// meet to count.
 	Cases map[string]*Case
 	Retry Retry
+	// Telemetry is the engines' endpoints the jobs scrape while a cell
+	// runs (nil: none).
+	Telemetry *Telemetry
 	// Engines are the spec's engines section: the engine axis takes its
 	// values from there. Without one, the axis takes Engines, with no
 	// settings of their own.
 	Engines     map[string]*Engine
 	EngineOrder []string
 }
+
+// Telemetry says what the jobs scrape: Prometheus endpoints, every
+// Interval; a harness may list more in the cell's telemetry-endpoints.
+type Telemetry struct {
+	Endpoints []string
+	Interval  time.Duration
+}
+
+// DefaultTelemetryEndpoint is where vLLM's server (and Dynamo's frontend)
+// serve their metrics by default; DefaultTelemetryInterval the period.
+const (
+	DefaultTelemetryEndpoint = "http://127.0.0.1:8000/metrics"
+	DefaultTelemetryInterval = 10 * time.Second
+)
 
 // Engine is what differs per engine: the harness command (a probe without
 // KVCR runs another), extra harness words, environment, and an image.

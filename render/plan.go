@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/rules"
@@ -78,6 +79,9 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	m.RetryInfra = spec.Retry.Infra
 	m.ResultAdapter = spec.Harness.ResultAdapter
 	m.Native = native(spec.Harness.Native)
+	if t := spec.Telemetry; t != nil {
+		m.Telemetry = &sweep.Telemetry{Endpoints: t.Endpoints, IntervalS: int(t.Interval / time.Second)}
+	}
 	if c := spec.Harness.Client; c != nil {
 		m.Client = &sweep.ClientResult{Format: c.Format, File: c.File, CaseBy: c.CaseBy, Values: c.Values}
 	}

@@ -117,7 +117,7 @@ func Render(spec *matrix.Spec, specSrc []byte, cells []matrix.Cell, dir string, 
 	}
 	if needsBinary(m) {
 		if opts.NoBinary != nil {
-			return nil, fmt.Errorf("this sweep's jobs coordinate through kvsweep job (two-node or etcd cells): %w", opts.NoBinary)
+			return nil, fmt.Errorf("this sweep's jobs coordinate through kvsweep job (two-node or etcd cells, telemetry): %w", opts.NoBinary)
 		}
 		if c.Binary = opts.Binary; c.Binary == "" {
 			exe, err := os.Executable()
@@ -148,8 +148,12 @@ func onVolume(spec *matrix.Spec, dir string) error {
 	return nil
 }
 
-// needsBinary reports whether a job of m runs kvsweep on its nodes.
+// needsBinary reports whether a job of m runs kvsweep on its nodes: a
+// two-node job, or telemetry (kvsweep job scrape).
 func needsBinary(m *sweep.Manifest) bool {
+	if m.Telemetry != nil {
+		return true
+	}
 	for _, j := range m.Jobs {
 		if j.Kind == "two-node" {
 			return true

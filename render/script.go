@@ -34,6 +34,8 @@ type ScriptData struct {
 	Expect   []EnvVar // component and commit the image must record, sorted
 	// Adapter is the result adapter's argv (harness.result_adapter).
 	Adapter []string
+	// Telemetry is what the job scrapes beside the harness (nil: none).
+	Telemetry *sweep.Telemetry
 	// K8s: the script runs in the pods of a Kubernetes Job (scheduler
 	// k8s), whose container is the image: Container.Runtime is "k8s".
 	K8s bool
@@ -79,6 +81,7 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	}
 	d.Image = m.ImageOf(j.Name)
 	d.Adapter = m.ResultAdapter
+	d.Telemetry = m.Telemetry
 	expect := m.Expect
 	if j.Expect != nil {
 		expect = j.Expect

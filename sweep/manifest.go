@@ -117,8 +117,17 @@ type Manifest struct {
 	// Client is a standard benchmark client's output to read instead of
 	// result.json (spec harness.result).
 	Client *ClientResult `json:"client_result,omitempty"`
-	Jobs   []Job         `json:"jobs"`
-	Cells  []Cell        `json:"cells"`
+	// Telemetry is what the jobs scrape while a cell runs (spec
+	// telemetry).
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	Jobs      []Job      `json:"jobs"`
+	Cells     []Cell     `json:"cells"`
+}
+
+// Telemetry is the endpoints the jobs scrape and every how many seconds.
+type Telemetry struct {
+	Endpoints []string `json:"endpoints"`
+	IntervalS int      `json:"interval_s"`
 }
 
 // ClientResult is a standard benchmark client's output file (File,

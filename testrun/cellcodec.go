@@ -131,6 +131,19 @@ var cellMembers = jsonscan.Members[cellIO]{
 		hw, err := json.Marshal(c.Hardware)
 		return append(jsonscan.Key(b, "hardware"), hw...), err == nil
 	}),
+	jsonscan.M("telemetry", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		if s.Peek() != '{' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &c.Telemetry) == nil
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if c.Telemetry == nil {
+			return b, true
+		}
+		t, err := json.Marshal(c.Telemetry)
+		return append(jsonscan.Key(b, "telemetry"), t...), err == nil
+	}),
 	jsonscan.M("attempts", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Attempts, ok = s.Integer(); return },
 		func(b []byte, c *cellIO) ([]byte, bool) {
 			if c.Attempts == 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/hardware"
 	"github.com/kvsweep/kvsweep/result"
+	"github.com/kvsweep/kvsweep/telemetry"
 )
 
 // Outcomes of collecting one cell.
@@ -69,6 +70,8 @@ type CellResult struct {
 	VerdictsOnly bool `json:"verdicts_only,omitempty"`
 	// Hardware is what the cell ran on, as its job recorded it.
 	Hardware *hardware.Fingerprint `json:"hardware,omitempty"`
+	// Telemetry is how the scraping of the engines went (spec telemetry).
+	Telemetry *telemetry.Summary `json:"telemetry,omitempty"`
 	// Attempts is how many times the cell was submitted; Earlier how the
 	// attempts before the last ended.
 	Attempts int       `json:"attempts,omitempty"`

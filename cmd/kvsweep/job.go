@@ -148,7 +148,7 @@ func init() { register(jobCmd) }
 
 var jobCmd = &command{
 	name:    "job",
-	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head [flags]",
-	summary: "Helpers a running job uses to coordinate its nodes through etcd",
-	subs:    jobCommands,
+	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head|scrape [flags]",
+	summary: "Helpers a running job uses: coordination through etcd, telemetry",
+	subs:    append(jobCommands, jobScrapeCmd),
 }

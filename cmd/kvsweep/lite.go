@@ -38,11 +38,12 @@ func lockURL(context.Context, string, string) (func(), error) {
 }
 
 func init() {
-	for _, name := range []string{"image", "job"} {
-		register(&command{name: name, args: "...", summary: "(not in a -tags lite build)",
-			setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-				fs.SetInterspersed(false)
-				return func(*env, []string) error { return errLite }
-			}})
-	}
+	register(&command{name: "image", args: "...", summary: "(not in a -tags lite build)",
+		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+			fs.SetInterspersed(false)
+			return func(*env, []string) error { return errLite }
+		}})
+	// The job helpers without etcd: telemetry's scraper.
+	register(&command{name: "job", args: "scrape [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
+		subs: []*command{jobScrapeCmd}})
 }

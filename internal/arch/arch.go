@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "staging", "sweep", "testrun"},
+	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
@@ -28,7 +28,7 @@ var Allowed = map[string][]string{
 	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
 	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":             {"internal/jsonscan", "provenance", "sweep"},
-	"testrun":            {"clients", "hardware", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep"},
+	"testrun":            {"clients", "hardware", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
 	"analysis":           {"internal/fail", "result", "testrun"},
 	"reports":            {"analysis", "internal/fail", "internal/table", "result", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
@@ -36,6 +36,7 @@ var Allowed = map[string][]string{
 	"staging":            {},
 	"clients":            {"result"},
 	"hardware":           {},
+	"telemetry":          {},
 	"provenance":         {},
 	"rules":              {},
 	"templates":          {},

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/telemetry"
+)
+
+// jobScrapeCmd is in every build: jobs with telemetry run it.
+var jobScrapeCmd = &command{
+	name:    "scrape",
+	args:    "--out FILE [--interval D] [--endpoints-file F] -- URL...",
+	summary: "Scrape the engines' Prometheus endpoints into a cell's telemetry series until stopped",
+	help: `Reads each URL (and each http(s) URL listed, one a line, in
+--endpoints-file, read again every interval: a harness lists the endpoints
+it starts there) every --interval, keeps the families docs/results.md
+names summed over their series, and appends a JSON line a scrape to
+--out; a dead endpoint is a line with its error. Runs until TERM or INT.`,
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		out := fs.String("out", "", "the series file (required)")
+		interval := fs.Duration("interval", 10*time.Second, "time between scrapes")
+		listed := fs.String("endpoints-file", "", "a file of more endpoints, one a line")
+		return func(e *env, args []string) error {
+			if *out == "" || *interval < 100*time.Millisecond {
+				return usagef("--out FILE is required, and --interval at least 100ms")
+			}
+			f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w := bufio.NewWriter(f)
+			ctx, stop := interruptible()
+			defer stop()
+			urls := func() []string {
+				defer w.Flush()
+				return append(args[:len(args):len(args)], listedEndpoints(*listed)...)
+			}
+			err = telemetry.Scrape(ctx, urls, *interval, w)
+			if ferr := w.Flush(); err == nil {
+				err = ferr
+			}
+			return err
+		}
+	},
+}
+
+// listedEndpoints are the http(s) URLs of a harness's endpoints file (a
+// regular file of at most 64 KB; anything else in it is ignored).
+func listedEndpoints(path string) []string {
+	if path == "" {
+		return nil
+	}
+	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), 64<<10)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		s := strings.TrimSpace(string(l))
+		if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// vLLM's exposition text as v0.11 writes it (two engines, labels,
+// histograms, the process's own families): the kept families summed over
+// their series, the rest dropped.
+func TestParse(t *testing.T) {
+	b, err := os.ReadFile("testdata/vllm-0.11.metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"vllm:prefix_cache_queries_total": 5120, "vllm:prefix_cache_hits_total": 2560,
+		"vllm:kv_cache_usage_perc": 0.0625, "vllm:num_preemptions_total": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if _, err := Parse(strings.NewReader("vllm:kv_cache_usage_perc{engine=\"0\" 1\n")); err == nil {
+		t.Error("a broken exposition text parsed")
+	}
+}
+
+func sample(t int64, url int, v map[string]float64) string {
+	return fmt.Sprintf(`{"t": %d, "url": "http://127.0.0.1:%d/metrics", "values": %s}`, t, 8000+url, values(v))
+}
+
+func values(v map[string]float64) string {
+	var parts []string
+	for k, x := range v {
+		parts = append(parts, fmt.Sprintf("%q: %v", k, x))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// The figures over a run: vLLM's counters as increases (an engine that
+// restarted counts from its new start), the peak usage, SGLang's gauge
+// as a mean; a dead endpoint counted, never an error.
+func TestDerive(t *testing.T) {
+	q, h, u, p := "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total"
+	lines := []string{
+		sample(1, 0, map[string]float64{q: 1000, h: 900, u: 0.1, p: 0}), // before the run's traffic
+		sample(2, 0, map[string]float64{q: 2000, h: 1400, u: 0.5, p: 2}),
+		sample(3, 0, map[string]float64{q: 500, h: 100, u: 0.3, p: 0}), // restarted
+		`{"t": 4, "url": "http://127.0.0.1:9/metrics", "error": "Get \"http://127.0.0.1:9/metrics\": connection refused"}`,
+		`not json`,
+	}
+	figs, sum := Derive([]byte(strings.Join(lines, "\n")))
+	got := map[string]float64{}
+	for _, f := range figs {
+		got[f.Name] = f.Value
+	}
+	// queries rose 1000 then 500 from the restart; hits 500 then 100.
+	if math.Abs(got["prefix_cache_hit_rate"]-600.0/1500) > 1e-12 || got["kv_cache_usage_peak"] != 0.5 || got["preemptions"] != 2 {
+		t.Errorf("figures %v", got)
+	}
+	if sum.Samples != 3 || sum.Failed != 2 || !strings.Contains(sum.Note, "connection refused") {
+		t.Errorf("summary %+v", sum)
+	}
+	figs, _ = Derive([]byte(sample(1, 0, map[string]float64{"sglang:cache_hit_rate": 0.5, "sglang:token_usage": 0.2}) + "\n" +
+		sample(2, 0, map[string]float64{"sglang:cache_hit_rate": 0.7, "sglang:token_usage": 0.4})))
+	if len(figs) != 2 || figs[0].Name != "kv_cache_usage_peak" || figs[0].Value != 0.4 || math.Abs(figs[1].Value-0.6) > 1e-12 {
+		t.Errorf("SGLang: %+v", figs)
+	}
+	if figs, sum := Derive(nil); len(figs) != 0 || sum.Note != "no sample" {
+		t.Errorf("nothing scraped: %+v %+v", figs, sum)
+	}
+}
+
+// Scraping a real HTTP server whose counters move, and one that is not
+// there: every interval a line per endpoint, until the context ends.
+func TestScrape(t *testing.T) {
+	var mu sync.Mutex
+	queries, hits := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries, hits = queries+100, hits+25
+		fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{engine=\"0\"} %d\n# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total{engine=\"0\"} %d\n", queries, hits)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	var out strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Scrape(ctx, func() []string { return []string{srv.URL, dead.URL} }, 10*time.Millisecond, &out)
+	}()
+	for {
+		mu.Lock()
+		n := queries
+		mu.Unlock()
+		if n >= 300 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	figs, sum := Derive([]byte(out.String()))
+	if len(figs) == 0 || figs[0].Name != "preemptions" && figs[len(figs)-1].Name != "prefix_cache_hit_rate" {
+		t.Fatalf("figures %+v from\n%s", figs, out.String())
+	}
+	for _, f := range figs {
+		if f.Name == "prefix_cache_hit_rate" && f.Value != 0.25 {
+			t.Errorf("hit rate %v, want 0.25", f.Value)
+		}
+	}
+	if sum.Samples < 2 || sum.Failed < 1 {
+		t.Errorf("summary %+v", sum)
+	}
+}
