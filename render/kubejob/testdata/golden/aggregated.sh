@@ -69,7 +69,7 @@ exec >>"$CELL_DIR/$LOG_NAME" 2>&1
 if [ -e "$CELL_DIR/exit" ] || [ -e "$CELL_DIR/harness-started" ] || [ -e "$CELL_DIR/result.json" ]; then
 	prev=$CELL_DIR/attempts/$(date -u +%Y%m%dT%H%M%S)-$$
 	mkdir -p "$prev"
-	for f in exit result.json source-revisions.json harness-started provenance-mismatch provenance-missing adapter.log adapter-failed; do
+	for f in exit result.json source-revisions.json harness-started provenance-mismatch provenance-missing adapter.log adapter-failed hardware.env nvidia-smi.xml nccl-version; do
 		if [ -e "$CELL_DIR/$f" ]; then mv "$CELL_DIR/$f" "$prev/"; fi
 	done
 fi
@@ -93,10 +93,17 @@ write_exit_marker() {
 	# What the runtime started outside the job's process tree (docker
 	# containers) is stopped too.
 	if declare -F runtime_cleanup >/dev/null; then runtime_cleanup; fi
-	printf '{"exit_code": %d, "signal": "%s", "started": "%s", "finished": "%s", "job_id": "%s", "array_job_id": "%s", "array_task_id": "%s", "host": "%s", "cluster": "%s"}\n' \
+	# Written whole or not at all: on a full disk the marker is left out
+	# (the scheduler's record still tells how the job ended), never cut
+	# short.
+	if printf '{"exit_code": %d, "signal": "%s", "started": "%s", "finished": "%s", "job_id": "%s", "array_job_id": "%s", "array_task_id": "%s", "host": "%s", "cluster": "%s"}\n' \
 		"$rc" "$SIGNAL" "$STARTED" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$JOB_ID" \
-		"$ARRAY_JOB_ID" "$ARRAY_TASK_ID" "$NODE_NAME" "$CLUSTER_NAME" >"$CELL_DIR/.exit.tmp"
-	mv -f "$CELL_DIR/.exit.tmp" "$CELL_DIR/exit"
+		"$ARRAY_JOB_ID" "$ARRAY_TASK_ID" "$NODE_NAME" "$CLUSTER_NAME" >"$CELL_DIR/.exit.tmp"; then
+		mv -f "$CELL_DIR/.exit.tmp" "$CELL_DIR/exit"
+	else
+		rm -f "$CELL_DIR/.exit.tmp"
+		echo "kvsweep: could not write the exit marker $CELL_DIR/exit (exit code $rc): is the file system full?" >&2
+	fi
 	exit "$rc"
 }
 trap write_exit_marker EXIT
@@ -173,6 +180,10 @@ if [ -n "$bad" ]; then
 	printf "kvsweep: the image does not match the expected commits; the harness is not started:\n%s" "$bad" >&2
 	exit 65
 fi
+# The NCCL wheel the image installed, for the hardware fingerprint.
+for p in /usr/lib/python3*/*-packages/nvidia_nccl_cu*.dist-info /usr/local/lib/python3*/*-packages/nvidia_nccl_cu*.dist-info; do
+	if [ -d "$p" ]; then v=${p##*-}; echo "${v%.dist-info}" >"$d/nccl-version"; break; fi
+done
 date -u +%Y-%m-%dT%H:%M:%SZ >"$d/harness-started"
 exec "$@"'
 EXPECT=(--)
@@ -197,7 +208,30 @@ start_services() {
 
 # The harness runs in the background so a TERM from Slurm (time limit,
 # scancel) reaches the trap at once and is passed on.
+# record_hardware: what the cell runs on, from the node (where the GPUs
+# are): hardware.env and nvidia-smi -q -x, for its fingerprint. Nothing
+# here fails the job.
+record_hardware() {
+	if {
+		echo "node=$NODE_NAME"
+		echo "kernel=$(uname -r 2>/dev/null)"
+		echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
+		echo "cpus=$(nproc 2>/dev/null)"
+		echo "gpus_visible=${CUDA_VISIBLE_DEVICES:-}"
+	} >"$CELL_DIR/.hardware.env.tmp" 2>/dev/null; then
+		mv -f "$CELL_DIR/.hardware.env.tmp" "$CELL_DIR/hardware.env"
+	else
+		rm -f "$CELL_DIR/.hardware.env.tmp"
+	fi
+	if command -v nvidia-smi >/dev/null 2>&1 &&
+		timeout 60 nvidia-smi -q -x >"$CELL_DIR/.nvidia-smi.xml.tmp" 2>/dev/null; then
+		mv -f "$CELL_DIR/.nvidia-smi.xml.tmp" "$CELL_DIR/nvidia-smi.xml"
+	else
+		rm -f "$CELL_DIR/.nvidia-smi.xml.tmp"
+	fi
+}
 run_harness() {
+	record_hardware
 	launch head sh -c "$PROVENANCE" kvsweep-harness "$CELL_DIR" "${EXPECT[@]}" "$@" &
 	CHILDREN+=("$!")
 	local rc=0
