@@ -244,6 +244,10 @@ func validity(spec *matrix.Spec) *sweep.Validity {
 	return v
 }
 
+// NativeResult is the spec's native-result mapping as the manifest
+// records it, and collect reads it.
+func NativeResult(n *matrix.NativeResult) *sweep.NativeResult { return native(n) }
+
 // native is the spec's native-result mapping as the manifest records it.
 func native(n *matrix.NativeResult) *sweep.NativeResult {
 	if n == nil {

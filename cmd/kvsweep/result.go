@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/clients"
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -81,7 +83,7 @@ func validateResult(path string, maxSize int64) string {
 }
 
 var resultReadCmd = &command{
-	name: "read", args: "--format FORMAT [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",
+	name: "read", args: "(--format FORMAT | --spec SPEC) [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",
 	summary: "Print what collect records from a benchmark client's output file",
 	help: `Reads FILE as collect reads a cell's harness.result file of FORMAT
 (vllm-bench, sglang-bench, aiperf, inference-perf, inference-perf-prometheus)
@@ -90,9 +92,12 @@ names and units: a harness author checks a mapping without running a sweep.
 The files carry no verdict: a run that completed requests is a PASS for the
 spec's validity rules to judge, one that completed none a FAIL. Without
 --cases each run is a case named line-N. docs/results.md has each format's
-table of source keys.`,
+table of source keys. --spec reads FILE by the spec's harness.result or
+harness.native_result instead (its mapping, case_by and values; --cases
+names the cell's cases).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		format := fs.String("format", "", "the client's format (required)")
+		format := fs.String("format", "", "the client's format")
+		specPath := fs.String("spec", "", "read FILE by this spec's harness.result or native_result")
 		cases := fs.StringSlice("cases", nil, "the cell's case ids, matched to the runs by --case-by")
 		by := fs.String("case-by", clients.ByLine, "line, tag, request_rate or max_concurrency")
 		values := fs.StringToString("value", nil, "ID=VALUE: the request rate or concurrency of a case's run (repeatable)")
@@ -102,14 +107,19 @@ table of source keys.`,
 			if err != nil {
 				return err
 			}
-			if *format == "" {
-				return usagef("--format is required (one of %s)", strings.Join(clients.Formats, ", "))
+			if (*format == "") == (*specPath == "") {
+				return usagef("give --format (one of %s) or --spec SPEC", strings.Join(clients.Formats, ", "))
 			}
 			b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), *maxSize)
 			if err != nil {
 				return err
 			}
-			res, err := clients.ReadCases(*format, path, b, *cases, clients.Mapping{By: *by, Values: *values})
+			var res *result.Result
+			if *specPath != "" {
+				res, err = readBySpec(*specPath, path, b, *cases)
+			} else {
+				res, err = clients.ReadCases(*format, path, b, *cases, clients.Mapping{By: *by, Values: *values})
+			}
 			if err != nil {
 				return err
 			}
@@ -118,4 +128,27 @@ table of source keys.`,
 			return enc.Encode(res)
 		}
 	},
+}
+
+// readBySpec reads a harness's file by the spec's mapping: what collect
+// would record of a cell whose cases are ids.
+func readBySpec(specPath, path string, b []byte, ids []string) (*result.Result, error) {
+	src, err := sweep.ReadFile(filepath.Dir(specPath), filepath.Base(specPath), 4<<20)
+	if err != nil {
+		return nil, err
+	}
+	s, err := matrix.Parse(specPath, src)
+	if err != nil {
+		return nil, err
+	}
+	switch h := s.Harness; {
+	case h.Client != nil:
+		return clients.ReadCases(h.Client.Format, path, b, ids, clients.Mapping{By: h.Client.CaseBy, Values: h.Client.Values})
+	case h.Native != nil:
+		if len(ids) == 0 {
+			return nil, usagef("--cases: name the cell's cases (the native mapping reads each case's verdict and metrics)")
+		}
+		return result.FromNative(render.NativeResult(h.Native), b, sweep.Cell{Cases: ids})
+	}
+	return nil, usagef("%s has neither harness.result nor harness.native_result", specPath)
 }
