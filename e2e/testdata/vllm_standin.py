@@ -4,21 +4,31 @@ families and types of v0.11: counters with _total, labelled by engine and
 model): every scrape the engine has served 1000 more prompt tokens, of
 which HIT were prefix-cache hits.
 
-    vllm_standin.py CELL_DIR HIT
+    vllm_standin.py [--port PORT] CELL_DIR HIT
 
-It listens on a free loopback port and writes the port to CELL_DIR/port.
+It listens on PORT (default: a free loopback port), writes the port to
+CELL_DIR/port, and answers /health as vLLM's server does.
 """
 import http.server
 import os
 import sys
 
-cell, hit = sys.argv[1], float(sys.argv[2])
+args = sys.argv[1:]
+port = 0
+if args[0] == "--port":
+    port, args = int(args[1]), args[2:]
+cell, hit = args[0], float(args[1])
 state = {"queries": 0.0, "hits": 0.0, "preemptions": 0.0}
 LABELS = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path == "/health":
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path != "/metrics":
             self.send_error(404)
             return
@@ -48,7 +58,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+server = http.server.HTTPServer(("127.0.0.1", port), Handler)
 with open(os.path.join(cell, "port.tmp"), "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(os.path.join(cell, "port.tmp"), os.path.join(cell, "port"))
