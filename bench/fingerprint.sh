@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 nvidia-smi --query-gpu=name,driver_version,memory.total,uuid --format=csv >"$out/nvidia-smi-query.csv"
-nvidia-smi | head -5 >"$out/nvidia-smi-header.txt"
+nvidia-smi >"$out/nvidia-smi.txt"
 cat >harness.sh <<'H'
 #!/bin/sh
 # A harness stand-in: one passing case, and which GPU it saw.

@@ -66,3 +66,15 @@ func FuzzRead(f *testing.F) {
 		_ = fp.Summary()
 	})
 }
+
+// nvidia-smi -q -x as a real H100 node wrote it (bench/fingerprint.sh on
+// the device tool's machine, 2026-12-06; nvidia-smi itself reported
+// "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB,
+// GPU-c0596527-5e7d-083e-e3b0-b4e8c5894c12" and CUDA 13.0).
+func TestReadRealH100(t *testing.T) {
+	f := Read([]byte("node=vm\ngpus_visible=0\n"), smi(t, "h100-nvidia-smi.xml"), nil)
+	want := []GPU{{Model: "NVIDIA H100 80GB HBM3", UUID: "GPU-c0596527-5e7d-083e-e3b0-b4e8c5894c12", MemoryMiB: 81559, Index: 0}}
+	if !reflect.DeepEqual(f.GPUs, want) || f.Driver != "580.159.04" || f.CUDA != "13.0" {
+		t.Errorf("got %+v", f)
+	}
+}
