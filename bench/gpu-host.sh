@@ -136,7 +136,12 @@ print(("ok" if len(gpu) == 6 and not bad else "FAIL") + f": {len(gpu)} GPU cells
 print(("ok" if len(cpu) == 3 and all(r["devices_seen"] == 0 for r in cpu) else "FAIL") + f": {len(cpu)} no-GPU cells saw {[r['devices_seen'] for r in cpu]} devices")
 PY
 if grep -q "^FAIL" "$out/summary.txt"; then failed=1; fi
-if grep -q "9 cells: 9 OK" "$out/pool-report.txt" && grep -q "NVIDIA" "$out/pool-report.txt"; then check ok "9 cells collected OK, the report names each GPU cell's GPU"; else check FAIL "the pool sweep's report"; fi
+if grep -q "9 cells: 9 OK" "$out/pool-report.txt" && [ "$(grep -c '^ vllm-gpu.*NVIDIA' "$out/pool-report.txt")" = 6 ] &&
+	[ "$(grep -c '^ vllm-cpu.*the job has no GPU' "$out/pool-report.txt")" = 3 ]; then
+	check ok "9 cells collected OK; the report names each GPU cell's GPU and says the others had none"
+else
+	check FAIL "the pool sweep's report"
+fi
 
 # 3. Three GPUs for one cell: refused at submit, naming the pool.
 spec three "  big: {resources: {gpus_per_node: 3, time: 10m}}" "{engine: [vllm], topology: [big], geometry: [g1], case: [TC-01]}" >three.yaml

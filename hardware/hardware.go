@@ -76,7 +76,7 @@ func Read(env, smi, nccl []byte) *Fingerprint {
 		return nil
 	}
 	f := &Fingerprint{NCCL: strings.TrimSpace(string(nccl))}
-	visible := readEnv(env, f)
+	visible, none := readEnv(env, f)
 	if smi == nil {
 		f.Note = "no nvidia-smi on the node"
 		return f
@@ -95,20 +95,23 @@ func Read(env, smi, nccl []byte) *Fingerprint {
 		if mem, _, ok := strings.Cut(strings.TrimSpace(g.Memory), " "); ok {
 			gpu.MemoryMiB, _ = strconv.Atoi(mem)
 		}
-		if visible == nil || visible[gpu.UUID] || visible[strconv.Itoa(gpu.Index)] {
+		if !none && (visible == nil || visible[gpu.UUID] || visible[strconv.Itoa(gpu.Index)]) {
 			f.GPUs = append(f.GPUs, gpu)
 		}
 	}
-	if len(f.GPUs) == 0 {
+	switch {
+	case none:
+		f.Note = "the job has no GPU"
+	case len(f.GPUs) == 0:
 		f.Note = "no GPU of the job's on the node"
 	}
 	return f
 }
 
 // readEnv reads hardware.env into f and returns the job's visible GPUs
-// (indices or UUIDs), nil when all of the node's are.
-func readEnv(env []byte, f *Fingerprint) map[string]bool {
-	var visible map[string]bool
+// (indices or UUIDs), nil when all of the node's are; none is true when
+// the job was given no GPU (CUDA_VISIBLE_DEVICES set and empty).
+func readEnv(env []byte, f *Fingerprint) (visible map[string]bool, none bool) {
 	sc := bufio.NewScanner(bytes.NewReader(env))
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "=")
@@ -125,6 +128,7 @@ func readEnv(env []byte, f *Fingerprint) map[string]bool {
 		case "cpus":
 			f.CPUs, _ = strconv.Atoi(v)
 		case "gpus_visible":
+			none = v == ""
 			if v != "" {
 				visible = map[string]bool{}
 				for _, g := range strings.Split(v, ",") {
@@ -133,7 +137,7 @@ func readEnv(env []byte, f *Fingerprint) map[string]bool {
 			}
 		}
 	}
-	return visible
+	return visible, none
 }
 
 // GPUModels is the distinct models of the fingerprint's GPUs, "2x NVIDIA
@@ -175,8 +179,11 @@ func (f *Fingerprint) Summary() string {
 			parts = append(parts, kv[0]+" "+kv[1])
 		}
 	}
-	if len(parts) == 0 {
+	switch {
+	case len(parts) == 0:
 		return f.Note
+	case len(f.GPUs) == 0 && f.Note != "":
+		return f.Note + "; " + strings.Join(parts, ", ")
 	}
 	return strings.Join(parts, ", ")
 }

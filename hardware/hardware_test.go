@@ -31,9 +31,17 @@ func TestRead(t *testing.T) {
 	if s := f.Summary(); s != "NVIDIA H100 80GB HBM3, driver 570.124.06, CUDA 12.8, NCCL 2.27.3" {
 		t.Errorf("summary %q", s)
 	}
-	all := Read([]byte(strings.Replace(env, "%s", "", 1)), smi(t, "two-gpus.xml"), nil)
+	// No CUDA_VISIBLE_DEVICES at all: the node's GPUs are the job's.
+	all := Read([]byte(strings.Replace(env, "gpus_visible=%s\n", "", 1)), smi(t, "two-gpus.xml"), nil)
 	if len(all.GPUs) != 2 || all.GPUModels() != "2x NVIDIA H100 80GB HBM3" {
 		t.Errorf("no CUDA_VISIBLE_DEVICES: %+v", all.GPUs)
+	}
+	// A task of the local executor without GPUs: CUDA_VISIBLE_DEVICES set
+	// and empty. (Seen on a real H100 host: its no-GPU cells first showed
+	// the node's GPU.)
+	none := Read([]byte("node=gpu017\ngpus_visible=\n"), smi(t, "two-gpus.xml"), nil)
+	if len(none.GPUs) != 0 || none.Summary() != "the job has no GPU; driver 570.124.06, CUDA 12.8" {
+		t.Errorf("no GPU: %+v %q", none.GPUs, none.Summary())
 	}
 	byUUID := Read([]byte(strings.Replace(env, "%s", "GPU-11111111-2222-3333-4444-555555555555", 1)), smi(t, "two-gpus.xml"), nil)
 	if len(byUUID.GPUs) != 1 || byUUID.GPUs[0].Index != 0 {

@@ -217,7 +217,8 @@ record_hardware() {
 		echo "kernel=$(uname -r 2>/dev/null)"
 		echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
 		echo "cpus=$(nproc 2>/dev/null)"
-		echo "gpus_visible=${CUDA_VISIBLE_DEVICES:-}"
+		# Set and empty (the local executor's task without GPUs): none.
+		if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then echo "gpus_visible=$CUDA_VISIBLE_DEVICES"; fi
 	} >"$CELL_DIR/.hardware.env.tmp" 2>/dev/null; then
 		mv -f "$CELL_DIR/.hardware.env.tmp" "$CELL_DIR/hardware.env"
 	else
