@@ -60,7 +60,7 @@ func (n Note) Check() error {
 var notesBucket = []byte("notes")
 
 // AddNote stores n after the notes already kept for its sweep.
-func (s *Store) AddNote(n Note) error {
+func (s *BoltStore) AddNote(n Note) error {
 	if err := n.Check(); err != nil {
 		return err
 	}
@@ -109,11 +109,11 @@ func Annotate(storePath, sel string, n Note) (Note, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return n, err
 	}
-	notFound := fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
-	if _, serr := os.Stat(storePath); m == nil && serr != nil {
+	notFound := fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, Redact(storePath))
+	if _, serr := os.Stat(storePath); m == nil && serr != nil && !IsURL(storePath) {
 		return n, notFound // no store yet: do not create one for nothing
 	}
-	st, err := OpenStore(storePath, false)
+	st, err := OpenHistory(storePath, false)
 	if err != nil {
 		return n, err
 	}

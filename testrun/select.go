@@ -41,13 +41,34 @@ func CollectDir(dir string, opts CollectOptions, storePath string, alongside fun
 	if err := sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), b.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(storePath, false)
+	if err := PutDoc(storePath, run, bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
+		return run, &NotStoredError{Dir: dir, Store: Redact(storePath), Err: err}
+	}
+	return run, nil
+}
+
+// PutDoc stores a run, encoded by EncodeRun, in the history store at loc.
+func PutDoc(loc string, run *Run, doc []byte) error {
+	st, err := OpenHistory(loc, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer st.Close()
-	return run, st.put(run.ID, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return st.PutEncoded(run, doc)
 }
+
+// NotStoredError is a sweep collected, its results.json written, that the
+// history store could not take: how to try again.
+type NotStoredError struct {
+	Dir, Store string
+	Err        error
+}
+
+func (e *NotStoredError) Error() string {
+	return fmt.Sprintf("%s is written, but the history store %s was not updated: %v; once it can be reached, run kvsweep store push %s (or collect again)", filepath.Join(e.Dir, sweep.ResultsFile), e.Store, e.Err, e.Dir)
+}
+
+func (e *NotStoredError) Unwrap() error { return e.Err }
 
 // SelectRuns resolves a selection SEL: a sweep directory (its
 // results.json), a sweep id in the history store at storePath, or a
@@ -60,7 +81,7 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 		}
 		return []*Run{r}, nil
 	}
-	st, err := OpenStore(storePath, true)
+	st, err := OpenHistory(storePath, true)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a sweep directory, and %w", sel, err)
 	}
@@ -84,7 +105,7 @@ func SelectRuns(storePath, sel string) ([]*Run, error) {
 		return nil, err
 	}
 	if r == nil {
-		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, storePath)
+		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, st)
 	}
 	return []*Run{r}, nil
 }
@@ -106,13 +127,15 @@ func Latest(storePath, name, ref, except string) (*Run, error) {
 	return best, nil
 }
 
-// StoredRuns reads every run of the store at path, which is opened
-// read-only; with missingOK a store that does not exist yet has none.
+// StoredRuns reads every run of the store at path (a bbolt file or a
+// URL), which is opened read-only; with missingOK a store file that does
+// not exist yet has none (a database without kvsweep's tables has none in
+// any case).
 func StoredRuns(path string, missingOK bool) ([]*Run, error) {
-	if _, err := os.Stat(path); missingOK && errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(path); !IsURL(path) && missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	st, err := OpenStore(path, true)
+	st, err := OpenHistory(path, true)
 	if err != nil {
 		return nil, err
 	}

@@ -18,13 +18,13 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Store is the run history: an embedded bbolt database (one file, no
+// BoltStore is the run history: an embedded bbolt database (one file, no
 // server). Each Put is one transaction, so a run is stored whole or not at
 // all, and a crash never leaves a torn file. Processes take turns through
 // the file lock: a second collect waits (up to Timeout) for the first to
 // finish, and both runs are kept. A run is keyed by its sweep id, so
 // collecting a sweep again replaces its run.
-type Store struct {
+type BoltStore struct {
 	db   *bolt.DB
 	path string
 }
@@ -47,7 +47,7 @@ func DefaultStorePath() string {
 // file with other readers. A file there that is no history store, or one
 // damaged (cut short, overwritten), is refused with what is wrong and how
 // to recover, and left as it is.
-func OpenStore(path string, readOnly bool) (*Store, error) {
+func OpenStore(path string, readOnly bool) (*BoltStore, error) {
 	if !readOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
@@ -58,7 +58,7 @@ func OpenStore(path string, readOnly bool) (*Store, error) {
 	if err := checkStoreFile(path, readOnly); err != nil {
 		return nil, err
 	}
-	s := &Store{path: path}
+	s := &BoltStore{path: path}
 	err := s.guard(func() (err error) {
 		s.db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: storeLockTimeout, ReadOnly: readOnly})
 		return err
@@ -98,7 +98,7 @@ var storeLockTimeout = 2 * time.Minute
 // database code, and turns a fault on its mapping or a panic on a damaged
 // page into a DamagedStoreError: a damaged store is an error, never a
 // crash. The database rolls back the transaction f was in.
-func (s *Store) guard(f func() error) (err error) {
+func (s *BoltStore) guard(f func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -109,37 +109,43 @@ func (s *Store) guard(f func() error) (err error) {
 }
 
 // view and update are the database's transactions, guarded.
-func (s *Store) view(f func(*bolt.Tx) error) error {
+func (s *BoltStore) view(f func(*bolt.Tx) error) error {
 	return s.guard(func() error { return s.db.View(f) })
 }
 
-func (s *Store) update(f func(*bolt.Tx) error) error {
+func (s *BoltStore) update(f func(*bolt.Tx) error) error {
 	return s.guard(func() error { return s.db.Update(f) })
 }
 
 // Close releases the file.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *BoltStore) Close() error { return s.db.Close() }
 
 // Put stores run, replacing an earlier run of the same sweep.
-func (s *Store) Put(run *Run) error {
-	cp := *run
-	cp.Notes = nil // kept in their own bucket
-	var b bytes.Buffer
-	if err := encodeRun(&b, &cp); err != nil {
+func (s *BoltStore) Put(run *Run) error {
+	b, err := EncodeRun(run)
+	if err != nil {
 		return err
 	}
-	return s.put(run.ID, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return s.put(run.ID, b)
 }
 
+// PutEncoded stores a run encoded by EncodeRun (results.json's bytes).
+func (s *BoltStore) PutEncoded(run *Run, doc []byte) error {
+	return s.put(run.ID, bytes.TrimSuffix(doc, []byte("\n")))
+}
+
+// String is the store's path.
+func (s *BoltStore) String() string { return s.path }
+
 // put stores a run as encoded (json.Marshal's bytes, without notes).
-func (s *Store) put(id string, b []byte) error {
+func (s *BoltStore) put(id string, b []byte) error {
 	return s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(runsBucket).Put([]byte(id), b)
 	})
 }
 
 // Get returns the run of a sweep id, or nil.
-func (s *Store) Get(id string) (*Run, error) {
+func (s *BoltStore) Get(id string) (*Run, error) {
 	var run *Run
 	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(runsBucket)
@@ -162,7 +168,7 @@ func (s *Store) Get(id string) (*Run, error) {
 }
 
 // Runs returns every stored run, oldest first (by start, then collection).
-func (s *Store) Runs() ([]*Run, error) {
+func (s *BoltStore) Runs() ([]*Run, error) {
 	var runs []*Run
 	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(runsBucket)
@@ -180,8 +186,12 @@ func (s *Store) Runs() ([]*Run, error) {
 			return err
 		})
 	})
-	sort.SliceStable(runs, func(i, j int) bool { return runKey(runs[i]) < runKey(runs[j]) })
+	sortRuns(runs)
 	return runs, err
+}
+
+func sortRuns(runs []*Run) {
+	sort.SliceStable(runs, func(i, j int) bool { return runKey(runs[i]) < runKey(runs[j]) })
 }
 
 func runKey(r *Run) string {

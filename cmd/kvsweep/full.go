@@ -4,23 +4,43 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/kvsweep/kvsweep/coord"
 	"github.com/kvsweep/kvsweep/imagebuild"
 	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/pgstore"
 	"github.com/kvsweep/kvsweep/render/kubejob"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/k8s"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // The parts of kvsweep that link BuildKit, go-containerregistry, the etcd
-// client and client-go: the image builder, digest pinning, pins files,
-// the etcd lock and scheduler k8s. A build with -tags lite leaves them
+// client, client-go and the PostgreSQL driver: the image builder, digest
+// pinning, pins files, the etcd lock, scheduler k8s and the history store
+// on PostgreSQL. A build with -tags lite leaves them
 // out (lite.go).
 
-func init() { scheduler.Register("k8s", k8s.Open) }
+func init() {
+	scheduler.Register("k8s", k8s.Open)
+	pgstore.Kvsweep = version() // importing pgstore registers postgres://
+}
+
+// migrateStore brings the schema of the database at url to this
+// kvsweep's version.
+func migrateStore(url string) (string, error) {
+	from, to, err := pgstore.Migrate(url)
+	switch {
+	case err != nil:
+		return "", err
+	case from == to:
+		return fmt.Sprintf("history store %s: schema version %d, this kvsweep's: nothing to do", testrun.Redact(url), to), nil
+	}
+	return fmt.Sprintf("history store %s: schema version %d migrated to %d", testrun.Redact(url), from, to), nil
+}
 
 // renderObjects renders the Kubernetes Job of a job (scheduler k8s).
 func renderObjects(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error) {

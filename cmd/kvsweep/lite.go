@@ -17,7 +17,7 @@ import (
 // reports, but has no image builder, no registry client and no etcd. The
 // commands and options that need them say so.
 
-var errLite = errors.New("this kvsweep was built with -tags lite, without BuildKit, the registry client and etcd; build it without the tag (go install ./cmd/kvsweep)")
+var errLite = errors.New("this kvsweep was built with -tags lite, without BuildKit, the registry client, etcd and PostgreSQL; build it without the tag (go install ./cmd/kvsweep)")
 
 // renderObjects is nil: render.Render refuses scheduler k8s.
 var renderObjects func(*matrix.Spec, *sweep.Manifest, sweep.Job) ([]byte, error)
@@ -31,6 +31,10 @@ func pinDigest(context.Context, string, bool) (string, error) {
 
 func expectedCommits(context.Context, string) (map[string]string, error) {
 	return nil, errors.Join(errors.New("container.pins needs the pins reader"), errLite)
+}
+
+func migrateStore(string) (string, error) {
+	return "", errors.Join(errors.New("a postgres:// history store needs the PostgreSQL driver"), errLite)
 }
 
 func lockURL(context.Context, string, string) (func(), error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -33,7 +34,7 @@ from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
-		store := fs.String("store", testrun.DefaultStorePath(), "history store (bbolt file); $KVSWEEP_STORE sets the default")
+		store := fs.String("store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest result.json accepted, in bytes")
 		quiet := quietFlag(fs)
@@ -202,21 +203,27 @@ func printCollected(e *env, run *testrun.Run, counts io.Writer) {
 	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
 }
 
+// askStates reads the sweep's manifest into opts and asks its scheduler
+// for its cells' final states.
+func askStates(e *env, dir string, cfg *scheduler.Config, opts *testrun.CollectOptions) error {
+	m, sched, err := openSweep(e, dir, cfg)
+	if err != nil {
+		return err
+	}
+	opts.Manifest = m // read once: a large sweep's manifest is megabytes
+	opts.States, err = scheduler.States(context.Background(), dir, sched, func(err error) {
+		fmt.Fprintf(e.stderr, "kvsweep collect: the scheduler could not be asked (%v); cells without a result show the state recorded in the sweep directory\n", err)
+	})
+	return err
+}
+
 // collect collects the sweep in dir with its cells' final states, writes
 // results.json and the store (unless storePath is empty), and prints one
 // line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
 // written), and the counts line goes to stderr instead of stdout.
 func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath, format string) (*testrun.Run, error) {
-	m, sched, err := openSweep(e, dir, cfg)
-	if err != nil {
-		return nil, err
-	}
-	opts.Manifest = m // read once: a large sweep's manifest is megabytes
-	opts.States, err = scheduler.States(context.Background(), dir, sched, func(err error) {
-		fmt.Fprintf(e.stderr, "kvsweep collect: the scheduler could not be asked (%v); cells without a result show the state recorded in the sweep directory\n", err)
-	})
-	if err != nil {
+	if err := askStates(e, dir, cfg, &opts); err != nil {
 		return nil, err
 	}
 	var report bytes.Buffer
@@ -230,7 +237,8 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOpti
 		}
 	}
 	run, err := testrun.CollectDir(dir, opts, storePath, alongside)
-	if err != nil {
+	var notStored *testrun.NotStoredError
+	if err != nil && !errors.As(err, &notStored) {
 		return nil, err
 	}
 	removeLeftovers(e, dir, func(id string) bool { s, ok := opts.States[id]; return ok && scheduler.Terminal(s.State) })
@@ -242,6 +250,9 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOpti
 		if _, err := e.stdout.Write(report.Bytes()); err != nil {
 			return nil, err
 		}
+	}
+	if notStored != nil {
+		return run, notStored
 	}
 	return run, nil
 }

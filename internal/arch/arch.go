@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
@@ -33,6 +33,7 @@ var Allowed = map[string][]string{
 	"reports":            {"analysis", "internal/fail", "internal/table", "result", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
+	"pgstore":            {"testrun"},
 	"staging":            {},
 	"clients":            {"result"},
 	"hardware":           {},
@@ -44,6 +45,8 @@ var Allowed = map[string][]string{
 	"e2e":                {},
 	"internal/arch":      {},
 	"internal/etcdtest":  {},
+	"internal/pgtest":    {},
+	"internal/storetest": {"internal/runtest", "internal/sweeptest", "result", "testrun"},
 	"internal/fail":      {},
 	"internal/fill":      {},
 	"internal/golden":    {},
@@ -64,7 +67,7 @@ var Allowed = map[string][]string{
 // needs none of them links none of them: BuildKit and the registry client
 // belong to imagebuild (and the tests' image builder), etcd to coord,
 // client-go to the Kubernetes scheduler, the JSON Schema validator to
-// result.
+// result, the PostgreSQL driver to pgstore (and the tests' server).
 var Heavy = map[string][]string{
 	"github.com/moby/buildkit":               {"imagebuild"},
 	"github.com/google/go-containerregistry": {"imagebuild", "internal/imagetest"},
@@ -72,6 +75,7 @@ var Heavy = map[string][]string{
 	"github.com/kaptinlin/jsonschema":        {"result"},
 	"k8s.io/client-go":                       {"scheduler/k8s"},
 	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
+	"github.com/jackc/pgx/v5":                {"pgstore", "internal/pgtest"},
 }
 
 // Package is what Check needs to know of one package: its path relative
