@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/pgtest"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	harness, _ = filepath.Abs("../examples/harness/phase1_sim.py")
 	code := m.Run()
+	pgtest.StopShared()
 	if testImage.git != nil {
 		testImage.git.Stop()
 	}

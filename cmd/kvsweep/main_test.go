@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/kvsweep/kvsweep/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pgtest.Stopping(m), map[string]func(){
 		"kvsweep": main,
 	})
 }
@@ -30,6 +34,42 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
 			env.Setenv("KVSWEEP_STORE", env.WorkDir+"/history.db")
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pg" {
+				return false, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}
+
+// The scripts that read and write the history store, again with the
+// store on PostgreSQL (a database of each script's own): every command
+// works unchanged on either. [pg] marks what differs (the store's name).
+// testdata/pgscript holds the scripts of the PostgreSQL store alone.
+func TestScriptsOnPostgres(t *testing.T) {
+	files, err := filepath.Glob("testdata/pgscript/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/pgscript: %v", err)
+	}
+	for _, name := range []string{"ci", "collect_report", "compare", "probes"} {
+		files = append(files, "testdata/script/"+name+".txtar")
+	}
+	testscript.Run(t, testscript.Params{
+		Files: files,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
+			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
+			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
+			env.Setenv("KVSWEEP_STORE", pgtest.DB(t))
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pg" {
+				return true, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

@@ -47,12 +47,26 @@ var (
 )
 
 // Main runs the tests and then stops the server, if one was started.
-func Main(m *testing.M) int {
+func Main(m interface{ Run() int }) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// Stopping wraps m: its Run runs the tests and then stops the server, for
+// a TestMain that hands m to another runner (testscript.Main).
+func Stopping(m interface{ Run() int }) interface{ Run() int } { return stopping{m} }
+
+type stopping struct{ m interface{ Run() int } }
+
+func (s stopping) Run() int { return Main(s.m) }
+
+// StopShared stops the server DB started, if it did: for a TestMain that
+// cannot call Main.
+func StopShared() {
 	if shared != nil {
 		shared.Stop()
 	}
-	return code
 }
 
 // DB returns the URL of a new, empty database on the test binary's
