@@ -7,7 +7,7 @@
 # date and the machine. Needs root, like scripts/test.sh.
 #
 #   bench/run.sh            everything
-#   bench/run.sh collect    only some: render, submit, collect, image, staging
+#   bench/run.sh collect    only some: render, submit, collect, image, staging, history
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
@@ -68,13 +68,24 @@ for b in "$@"; do
 		done | tee -a "$out"
 		rm -f "$out.staging"
 		;;
+	history)
+		section "the history store: report --history over 1,000 runs, one collect of 10,000 results into it, bbolt vs PostgreSQL ($RUNS runs)"
+		go test ./e2e -run XXX -bench HistoryStore -benchtime 1x -count "$RUNS" -timeout 60m >"$out.history"
+		for what in history-1000/bolt history-1000/postgres collect-10000/none collect-10000/bolt collect-10000/postgres; do
+			grep "^BenchmarkHistoryStore/$what-" "$out.history" | awk '{print $3 / 1e6}' | sort -g |
+				awk -v w="$what" '{v[NR] = $1} END {printf "%s: median %.0f ms (min %.0f, max %.0f) of %d\n", w, v[int((NR + 1) / 2)], v[1], v[NR], NR}'
+		done | tee "$out.hist"
+		cat "$out.hist" >>"$out"
+		awk '{m[$1] = $3} END {printf "ratio postgres/bolt: report --history %.2f, collect %.2f; collect into postgres / without a store %.2f\n", m["history-1000/postgres:"] / m["history-1000/bolt:"], m["collect-10000/postgres:"] / m["collect-10000/bolt:"], m["collect-10000/postgres:"] / m["collect-10000/none:"]}' "$out.hist" | tee -a "$out"
+		rm -f "$out.history" "$out.hist"
+		;;
 	image)
 		need buildkit
 		section "image builds against buildctl"
 		bench/image.sh | tee -a "$out"
 		;;
 	*)
-		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image)" >&2
+		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image, staging, history)" >&2
 		exit 2
 		;;
 	esac

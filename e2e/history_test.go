@@ -287,3 +287,46 @@ func TestStoreCopyRoundTrip(t *testing.T) {
 		t.Errorf("report --history --format json lacks the runs or notes:\n%.300s", want)
 	}
 }
+
+// BenchmarkHistoryStore: the history store's two costs a user waits for,
+// on each backend, through the binary: report --history over 1,000
+// stored runs, and one collect of 10,000 results into the store (beside
+// the same collect without a store, the peer).
+//
+//	bench/run.sh history
+func BenchmarkHistoryStore(b *testing.B) {
+	bolt := filepath.Join(b.TempDir(), "history.db")
+	stores := map[string]string{"bolt": bolt, "postgres": pgtest.DB(b)}
+	base := runtest.Collected(b, "base")
+	for _, loc := range stores {
+		st, err := testrun.OpenHistory(loc, false)
+		sweeptest.Must(b, err)
+		for i := range 1000 {
+			r := *base
+			r.ID = fmt.Sprintf("nightly-%04d", i)
+			r.CollectedAt = base.CollectedAt.Add(time.Duration(i) * time.Hour)
+			r.Started = ""
+			sweeptest.Must(b, st.Put(&r))
+		}
+		sweeptest.Must(b, st.Close())
+	}
+	for _, name := range []string{"bolt", "postgres"} {
+		b.Run("history-1000/"+name, func(b *testing.B) {
+			for b.Loop() {
+				mustStore(b, stores[name], "report", "--history", "--format", "json")
+			}
+		})
+	}
+	dir := largeSweep(b, 500) // 10,000 cells
+	for _, name := range []string{"none", "bolt", "postgres"} {
+		b.Run("collect-10000/"+name, func(b *testing.B) {
+			args := []string{"collect", dir, "--scheduler", "local"}
+			if name == "none" {
+				args = append(args, "--no-store")
+			}
+			for b.Loop() {
+				mustStore(b, stores[name], args...)
+			}
+		})
+	}
+}

@@ -40,6 +40,9 @@ func (s *Store) PutEncoded(run *testrun.Run, doc []byte) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
 			b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "kvsweep.run:"+run.ID)
+			for _, table := range []string{"metrics", "cases", "cells"} {
+				b.Queue(`DELETE FROM kvsweep.`+table+` WHERE run_id = $1`, run.ID)
+			}
 			b.Queue(`DELETE FROM kvsweep.runs WHERE id = $1`, run.ID)
 			b.Queue(`INSERT INTO kvsweep.runs (id, name, ref, kvsweep_version, started, collected_at, run_date, cells, cells_ok, content_sha256, doc)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,

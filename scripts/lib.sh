@@ -10,7 +10,18 @@ apt_need() {
 	if [ "${#missing[@]}" -gt 0 ]; then
 		echo "installing ${missing[*]}" >&2
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+		# Packages with a service (postgresql, etcd-server) must not start
+		# it: the tests run their own, and nothing may outlive the run.
+		local policy=""
+		if [ ! -e /usr/sbin/policy-rc.d ]; then
+			policy=/usr/sbin/policy-rc.d
+			printf '#!/bin/sh\nexit 101\n' >"$policy"
+			chmod 755 "$policy"
+		fi
+		local rc=0
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || rc=$?
+		[ -z "$policy" ] || rm -f "$policy"
+		return "$rc"
 	fi
 }
 

@@ -5,8 +5,9 @@
 # pyxis built from source; dockerd; buildkitd built from the Go module
 # proxy; OCI registries; a Kubernetes cluster (API server, controller
 # manager, scheduler and kubelets built from the Go module proxy, with
-# containerd). This is the README's test command and what
-# CI runs (.ci/run). Root on Debian 12; idempotent.
+# containerd). The tests start PostgreSQL servers of their own (Debian's
+# postgresql, internal/pgtest) and stop them. This is the README's test
+# command and what CI runs (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)
 #   scripts/test.sh -run X     extra arguments go to go test
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client procps chromium fonts-dejavu-core)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client postgresql procps chromium fonts-dejavu-core)
 
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
@@ -116,5 +117,5 @@ if [ $# -eq 0 ]; then
 	# collect's workers, the store, the local executor, the pin resolver
 	# and the parts large JSON documents are stepped over in.
 	echo "test.sh: go test -race" >&2
-	go test -race -count=1 -timeout 30m ./result ./testrun ./reports ./scheduler ./sweep ./imagebuild ./internal/jsonsplit
+	go test -race -count=1 -timeout 30m ./result ./testrun ./pgstore ./reports ./scheduler ./sweep ./imagebuild ./internal/jsonsplit
 fi
