@@ -125,3 +125,46 @@ func TestPasswordsNotShown(t *testing.T) {
 		t.Errorf("Redact: %s", got)
 	}
 }
+
+// Each query docs/history-store.md shows runs on a database holding the
+// committed test runs, and returns rows (a query over the last days may
+// return none: the committed runs are of a fixed date).
+func TestDocQueries(t *testing.T) {
+	doc, err := os.ReadFile("../docs/history-store.md")
+	sweeptest.Must(t, err)
+	var queries []string
+	for _, block := range strings.Split(string(doc), "```sql\n")[1:] {
+		q, _, _ := strings.Cut(block, "```")
+		if strings.HasPrefix(q, "SELECT") {
+			queries = append(queries, q)
+		}
+	}
+	if len(queries) < 5 {
+		t.Fatalf("%d queries in docs/history-store.md", len(queries))
+	}
+	loc := pgtest.DB(t)
+	st, err := Open(loc, false)
+	sweeptest.Must(t, err)
+	for _, name := range []string{"base", "cand", "mixed"} {
+		sweeptest.Must(t, st.Put(runtest.Collected(t, name)))
+	}
+	sweeptest.Must(t, st.AddNote(testrun.Note{Sweep: "base-1", Author: "tester", Time: sweeptest.Now, Text: "a finding"}))
+	st.Close()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, loc)
+	sweeptest.Must(t, err)
+	defer c.Close(ctx)
+	for _, q := range queries {
+		rows, err := c.Query(ctx, q)
+		sweeptest.Must(t, err)
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Errorf("%s: %v", q, err)
+		} else if n == 0 && !strings.Contains(q, "now()") {
+			t.Errorf("no rows from\n%s", q)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	}
 	if len(runs) == 0 && (format == "markdown" || format == "table") {
 		what := append([]string{fmt.Sprintf("%d stored run(s)", len(all))}, q.terms()...)
-		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", storePath, strings.Join(what, ", "))
+		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", testrun.Redact(storePath), strings.Join(what, ", "))
 		return nil, err
 	}
 	return runs, WriteHistory(w, format, analysis.History(runs, figures), figures)

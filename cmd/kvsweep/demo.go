@@ -56,7 +56,7 @@ Needs bash and python3; no cluster, GPU or container.`,
 			if err := reports.WriteSummary(e.stdout, "table", run); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "\nThe sweep is in %s; its run is in the history store %s.\nNext: kvsweep report %s --format html > report.html, kvsweep report --history\n", sweepDir, *store, sweepDir)
+			fmt.Fprintf(e.stdout, "\nThe sweep is in %s; its run is in the history store %s.\nNext: kvsweep report %s --format html > report.html, kvsweep report --history\n", sweepDir, testrun.Redact(*store), sweepDir)
 			return nil
 		}
 	},

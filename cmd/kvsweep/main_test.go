@@ -62,7 +62,11 @@ func TestScriptsOnPostgres(t *testing.T) {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
 			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
 			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
-			env.Setenv("KVSWEEP_STORE", pgtest.DB(t))
+			db := pgtest.DB(t)
+			env.Setenv("KVSWEEP_STORE", db)
+			// The same database by a URL with a password (trust
+			// authentication takes any): what no message may show.
+			env.Setenv("STORE_WITH_PASSWORD", strings.Replace(db, "kvsweep@", "kvsweep:hunter2-pw@", 1))
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
