@@ -2,7 +2,6 @@ package testrun
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,8 +155,10 @@ func (s *BoltStore) Get(id string) (*Run, error) {
 		if v == nil {
 			return nil
 		}
-		run = &Run{}
-		if err := json.Unmarshal(v, run); err != nil {
+		// v is the database's until the transaction ends: decoded from
+		// a copy (the fast decoder may keep parts of its input).
+		var err error
+		if run, err = decodeRun(bytes.Clone(v)); err != nil {
 			return err
 		}
 		notes, err := notesOf(tx, id)
@@ -176,13 +177,12 @@ func (s *BoltStore) Runs() ([]*Run, error) {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var r Run
-			if err := json.Unmarshal(v, &r); err != nil {
+			r, err := decodeRun(bytes.Clone(v))
+			if err != nil {
 				return fmt.Errorf("run %s: %w", k, err)
 			}
-			notes, err := notesOf(tx, r.ID)
-			r.Notes = notes
-			runs = append(runs, &r)
+			r.Notes, err = notesOf(tx, r.ID)
+			runs = append(runs, r)
 			return err
 		})
 	})

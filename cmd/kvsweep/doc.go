@@ -33,8 +33,9 @@
 //	6 cells: 3 COMPLETED, 2 FAILED, 1 TIMEOUT
 //
 // collect reads every cell's result.json into the sweep's results.json
-// and the history store ($KVSWEEP_STORE, else under the home directory),
-// where runs are kept by sweep id:
+// and the history store ($KVSWEEP_STORE, else a bbolt file under the home
+// directory; a team shares one on PostgreSQL, $KVSWEEP_STORE=postgres://...,
+// docs/history-store.md), where runs are kept by sweep id:
 //
 //	$ kvsweep collect testrun/testdata/base --scheduler local
 //	collected sweep base-1: 10 cells: 10 OK
