@@ -42,6 +42,11 @@ func lockURL(context.Context, string, string) (func(), error) {
 }
 
 func init() {
+	register(&command{name: "bisect", args: "...", summary: "(not in a -tags lite build)",
+		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+			fs.SetInterspersed(false)
+			return func(*env, []string) error { return errLite }
+		}})
 	register(&command{name: "image", args: "...", summary: "(not in a -tags lite build)",
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			fs.SetInterspersed(false)

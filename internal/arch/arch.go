@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":        {"analysis", "bisect", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
@@ -34,6 +34,7 @@ var Allowed = map[string][]string{
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
 	"pgstore":            {"testrun"},
+	"bisect":             {"sweep"},
 	"staging":            {},
 	"clients":            {"result"},
 	"hardware":           {},

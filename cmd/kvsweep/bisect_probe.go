@@ -1,0 +1,283 @@
+//go:build !lite
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/imagebuild"
+	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/testrun"
+)
+
+// prober probes commits of a bisect: the image at the commit, the cells
+// run in it on the spec's scheduler, the run judged.
+type prober struct {
+	e       *env
+	o       *bisectOpts
+	spec    string
+	pins    *imagebuild.Pins
+	repo    string // where the component's commits are: its checkout, or a mirror
+	filters []testrun.Filter
+	id      string
+
+	goodMu   sync.Mutex
+	goodRun  *testrun.Run
+	goodDone chan struct{}
+}
+
+func newProber(e *env, o *bisectOpts, spec string) (*prober, error) {
+	s, _, _, err := matrix.LoadCells(spec)
+	if err != nil {
+		return nil, err
+	}
+	if !s.RunsImage() {
+		return nil, usagef("%s runs no container image (container.runtime %s): a bisect probes images", spec, s.Container.Runtime)
+	}
+	pinsPath := o.pins
+	if pinsPath == "" && s.Container.Pins != "" {
+		pinsPath = s.Container.Pins
+		if !filepath.IsAbs(pinsPath) {
+			pinsPath = filepath.Join(filepath.Dir(spec), pinsPath)
+		}
+	}
+	if pinsPath == "" {
+		return nil, usagef("no pins file: give --pins, or set the spec's container.pins")
+	}
+	p := &prober{e: e, o: o, spec: spec, goodDone: make(chan struct{})}
+	if p.pins, err = imagebuild.LoadPins(pinsPath); err != nil {
+		return nil, err
+	}
+	if p.pins.Component(o.component) == nil {
+		return nil, usagef("--component %q is not in %s", o.component, pinsPath)
+	}
+	if o.cells != "" {
+		if p.filters, err = testrun.ParseFilters(strings.Split(o.cells, ",")); err != nil {
+			return nil, usagef("--cells: %v", err)
+		}
+	}
+	if o.metric != "" {
+		if _, err := parsePercent(o.threshold); err != nil {
+			return nil, usagef("--threshold %q: %v", o.threshold, err)
+		}
+	}
+	return p, os.MkdirAll(o.out, 0o755)
+}
+
+// state loads the bisect in --out, or starts one: the component's commits
+// from good to bad.
+func (p *prober) state(ctx context.Context) (*bisect.State, error) {
+	args := p.o.args(p.spec)
+	st, err := bisect.Load(p.o.out)
+	if err != nil || st != nil {
+		if st != nil {
+			p.id = st.ID
+			err = st.Check(p.o.out, args)
+			if err == nil {
+				p.repo, err = p.source(ctx)
+			}
+		}
+		return st, err
+	}
+	if p.repo, err = p.source(ctx); err != nil {
+		return nil, err
+	}
+	commits, err := bisect.Commits(ctx, p.repo, p.o.good, p.o.bad, p.o.all)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	p.id = "bisect-" + hex.EncodeToString(b)
+	st = bisect.New(p.id, args, p.o.parallel, commits)
+	fmt.Fprintf(p.e.stderr, "kvsweep bisect: %d commits of %s from %s to %s; %d at a time\n", len(commits), p.o.component, commits[0].Short(), commits[len(commits)-1].Short(), st.K)
+	return st, st.Save(p.o.out)
+}
+
+// source is the repository the component's commits come from: its
+// checkout, or a bare mirror of its repository in the bisect directory
+// (cloned once, fetched after).
+func (p *prober) source(ctx context.Context) (string, error) {
+	c := p.pins.Component(p.o.component)
+	if c.Path != "" {
+		return c.Path, nil
+	}
+	mirror := filepath.Join(p.o.out, "mirror", c.Name+".git")
+	if _, err := os.Stat(mirror); err == nil {
+		return mirror, runGit(ctx, "", "-C", mirror, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	}
+	return mirror, runGit(ctx, "", "clone", "--quiet", "--bare", "--end-of-options", c.Repo, mirror)
+}
+
+func runGit(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// Probe probes commit c (see bisect.Prober).
+func (p *prober) Probe(ctx context.Context, c bisect.Commit, role bisect.Role) (bisect.Outcome, error) {
+	dir := filepath.Join(p.o.out, bisect.ProbesDir, c.Short())
+	e := &env{stdout: prefixed(p.e.stdout, c.Short()), stderr: prefixed(p.e.stderr, c.Short())}
+	im, skip, err := p.image(ctx, c, dir)
+	if err != nil || skip != "" {
+		if role == bisect.GoodEnd {
+			p.setGood(nil)
+		}
+		return bisect.Outcome{Verdict: bisect.Skipped, Reason: skip}, err
+	}
+	run, err := p.runCells(ctx, e, c, im, filepath.Join(dir, "sweep"))
+	if err != nil {
+		return bisect.Outcome{}, err
+	}
+	o := p.judge(ctx, run, role)
+	o.Image, o.Sweep, o.RunID = im.Ref, filepath.Join(dir, "sweep"), run.ID
+	p.note(e, c, o)
+	return o, nil
+}
+
+// probeImage is what a probe's image.json records.
+type probeImage struct {
+	Ref    string            `json:"ref"` // REPO:TAG@DIGEST
+	Expect map[string]string `json:"expect"`
+}
+
+// image is the probe's image: recorded in dir, else found pushed by an
+// earlier run, else built and pushed now. A build that fails is a skip.
+func (p *prober) image(ctx context.Context, c bisect.Commit, dir string) (*probeImage, string, error) {
+	record := filepath.Join(dir, "image.json")
+	var im probeImage
+	if b, err := os.ReadFile(record); err == nil && jsonUnmarshal(b, &im) == nil && im.Ref != "" {
+		return &im, "", nil
+	}
+	tag := fmt.Sprintf("%s:bisect-%s-%s", p.o.push, p.o.component, c.Short())
+	if in, err := imagebuild.Inspect(ctx, tag, p.registryOpts()...); err == nil && in.Revisions != nil && in.Revisions.Commit(p.o.component) == c.SHA {
+		im = probeImage{Ref: tag + "@" + in.Digest, Expect: commitsOf(in.Revisions)}
+		_ = bisect.Journal(p.o.out, "reuse", c.SHA, im.Ref)
+		return &im, "", writeJSON(record, im)
+	}
+	r, err := p.resolve(ctx, c, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	_ = bisect.Journal(p.o.out, "build", c.SHA, tag)
+	res, err := imagebuild.Build(ctx, r, p.buildOpts(tag)...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		_ = bisect.Journal(p.o.out, "build-failed", c.SHA, err.Error())
+		return nil, "does not build: " + lastLine(err.Error()), nil
+	}
+	im = probeImage{Ref: tag + "@" + res.Digest, Expect: commitsOf(&res.Revisions)}
+	_ = bisect.Journal(p.o.out, "built", c.SHA, im.Ref)
+	return &im, "", writeJSON(record, im)
+}
+
+// resolve resolves the pins with the component at commit c: a clone of
+// its checkout at c (sharing the checkout's objects), or its repository
+// at c.
+func (p *prober) resolve(ctx context.Context, c bisect.Commit, dir string) (*imagebuild.Resolved, error) {
+	pins := *p.pins
+	pins.Components = append([]imagebuild.Source(nil), p.pins.Components...)
+	for i := range pins.Components {
+		s := &pins.Components[i]
+		if s.Name != p.o.component {
+			continue
+		}
+		if s.Path == "" {
+			s.Ref = c.SHA
+			continue
+		}
+		src := filepath.Join(dir, "src")
+		if err := os.RemoveAll(src); err != nil {
+			return nil, err
+		}
+		if err := runGit(ctx, "", "clone", "--quiet", "--shared", "--no-checkout", "--end-of-options", s.Path, src); err != nil {
+			return nil, err
+		}
+		if err := runGit(ctx, src, "checkout", "--quiet", "--detach", c.SHA); err != nil {
+			return nil, err
+		}
+		s.Path = src
+	}
+	return imagebuild.Resolve(ctx, &pins, p.registryOpts()...)
+}
+
+func (p *prober) registryOpts() []imagebuild.Option {
+	if p.o.insecure {
+		return []imagebuild.Option{imagebuild.WithInsecureRegistry()}
+	}
+	return nil
+}
+
+func (p *prober) buildOpts(tag string) []imagebuild.Option {
+	opts := append(p.registryOpts(), imagebuild.WithPush(tag), imagebuild.WithProgress("quiet", io.Discard), imagebuild.WithVersion(version()))
+	if p.o.addr != "" {
+		opts = append(opts, imagebuild.WithAddr(p.o.addr))
+	}
+	if p.o.mediaTypes == "docker" {
+		opts = append(opts, imagebuild.WithDockerMediaTypes())
+	}
+	return opts
+}
+
+// lastLine is the last non-empty line of a message: a failed build's
+// step and its error.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// prefixed writes whole lines to w, each after "[PREFIX] ": the probes of
+// a round write at once.
+func prefixed(w io.Writer, prefix string) io.Writer {
+	return &prefixWriter{w: w, prefix: "[" + prefix + "] "}
+}
+
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+var writeMu sync.Mutex // one line at a time onto the terminal
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		writeMu.Lock()
+		_, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
+		writeMu.Unlock()
+		p.buf = p.buf[i+1:]
+		if err != nil {
+			return len(b), err
+		}
+	}
+}
+
+var errNoGood = errors.New("the good end's probe gave no run to compare with")

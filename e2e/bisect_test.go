@@ -1,0 +1,324 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/internal/imagetest"
+)
+
+// The bisect fixture: a KVCR repository of 41 commits (c0 the good one,
+// c40 the bad one) whose behaviour file makes TC-06 FAIL from c23 on and
+// ttft_ms 130 instead of 100 from c12 on; c20's image breaks the
+// container's shell (its jobs fail before the harness: infra, every
+// time), c30 does not build (kvcr.txt is missing).
+const (
+	bisectCommits = 41
+	firstFail     = 23
+	firstSlow     = 12
+	infraCommit   = 20
+	brokenCommit  = 30
+)
+
+type bisectFixture struct {
+	spec, kvcr string
+	shas       []string
+	args       []string // the flags every bisect of the fixture takes
+	env        []string
+}
+
+func newBisectFixture(t *testing.T) *bisectFixture {
+	t.Helper()
+	conf := os.Getenv("KVSWEEP_SLURM_TWONODE")
+	reg, addr, nodes := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR"), os.Getenv("KVSWEEP_REGISTRY_NODES")
+	if conf == "" || reg == "" || addr == "" || nodes == "" || os.Getenv("KVSWEEP_PYXIS_SO") == "" {
+		t.Fatal("the two-node cluster, the registry, buildkitd and pyxis are not set up: the README's test command starts them")
+	}
+	git := imagetest.StartGitServer(t)
+	t.Cleanup(git.Stop)
+	dynamo := git.Repo(t, "dynamo", map[string]string{"dynamo.txt": "dynamo 1\n"})
+	adapter := git.Repo(t, "adapter", map[string]string{"adapter.txt": "adapter 1\n"})
+	tmp := t.TempDir()
+	f := &bisectFixture{kvcr: filepath.Join(tmp, "kvcr")}
+	f.shas = kvcrHistory(t, f.kvcr)
+	base := imagetest.PushBase(t, reg+"/e2e/busybox:1", "")
+	df, _ := filepath.Abs("testdata/Dockerfile.bisect")
+	pins := filepath.Join(tmp, "pins.yaml")
+	writeFile(t, pins, fmt.Sprintf("version: 1\nbase: %s\ndynamo: {repo: %s/dynamo.git, ref: %s}\nvllm_adapter: {repo: %s/adapter.git, ref: %s}\nkvcr: {path: %s}\nbuild_args: {NCCL_VERSION: \"2.27.3\"}\ndockerfile: %s\n",
+		base, git.URL, dynamo[0], git.URL, adapter[0], f.kvcr, df))
+	f.spec = writeSpec(t, tmp, fmt.Sprintf(`version: 1
+name: bisect-fixture
+container: {runtime: pyxis, image: %q, pins: pins.yaml}
+harness:
+  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
+topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 5m}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
+`, reg+"/e2e/bisect:unused"))
+	f.args = []string{"--component", "kvcr", "--push", reg + "/e2e/bisect", "--pull-registry", strings.Split(nodes, "/")[0],
+		"--insecure-registry", "--media-types", "docker", "--buildkit-addr", addr, "--scheduler", "slurm", "--interval", "1s"}
+	f.env = []string{"SLURM_CONF=" + conf}
+	return f
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kvcrHistory makes the fixture's KVCR repository and returns its
+// commits, oldest first.
+func kvcrHistory(t *testing.T, dir string) []string {
+	t.Helper()
+	sim, err := os.ReadFile("testdata/bisect-sim.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Kay Vee", "GIT_AUTHOR_EMAIL=kay@example.com", "GIT_COMMITTER_NAME=Kay Vee", "GIT_COMMITTER_EMAIL=kay@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	sweepFile := func(name, s string, mode os.FileMode) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	var shas []string
+	for i := range bisectCommits {
+		behaviour, subject := "", fmt.Sprintf("change %d", i)
+		if i >= firstSlow {
+			behaviour += "ttft_ms 130\n"
+		}
+		if i >= firstFail {
+			behaviour += "TC-06 FAIL\n"
+		}
+		switch i {
+		case firstSlow:
+			subject = "a slower prefill path"
+		case firstFail:
+			subject = "TC-06 breaks"
+		}
+		_ = os.RemoveAll(filepath.Join(dir, "sysroot"))
+		_ = os.Remove(filepath.Join(dir, "kvcr.txt"))
+		sweepFile("bisect-sim.sh", string(sim), 0o755)
+		sweepFile("behaviour", behaviour, 0o644)
+		sweepFile("sysroot/.keep", "", 0o644)
+		sweepFile("counter", fmt.Sprint(i), 0o644)
+		if i != brokenCommit {
+			sweepFile("kvcr.txt", "kvcr\n", 0o644)
+		}
+		if i == infraCommit {
+			sweepFile("sysroot/bin/sh", "not a shell\n", 0o644)
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", subject)
+		shas = append(shas, git("rev-parse", "HEAD"))
+	}
+	return shas
+}
+
+// bisectRun runs kvsweep bisect on the fixture.
+func (f *bisectFixture) run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	return kvsweep(t, cluster{}, f.env, append(append([]string{"bisect", f.spec}, f.args...), args...)...)
+}
+
+func readAnswer(t *testing.T, dir string) *bisect.Answer {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "answer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a bisect.Answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	return &a
+}
+
+// kvsweep bisect on the real two-node Slurm cluster, buildkitd and
+// registry, under pyxis. With K=1 it names the commit that made TC-06
+// fail in at most ceil(log2 40) + 2 rounds, skipping a commit whose jobs
+// fail outside the test (after a retry on the other node) and one that
+// does not build, and says so. With K=3, killed (SIGKILL) mid-probe and
+// started again, it gives the same answer in fewer rounds, and its
+// journal and its probes' sweeps show no image built twice and no job
+// submitted twice. A bisect whose good commit is bad stops and says so;
+// a metric bisect finds the commit that made ttft_ms 30% worse.
+func TestBisect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the two-node Slurm cluster, buildkitd, the registry and pyxis (not with -short)")
+	}
+	f := newBisectFixture(t)
+	tmp := t.TempDir()
+	store := filepath.Join(tmp, "history.db")
+
+	one := filepath.Join(tmp, "k1")
+	out, errs, err := f.run(t, "--good", f.shas[0], "--bad", f.shas[40], "--out", one, "--store", store)
+	if err != nil {
+		t.Fatalf("bisect K=1: %v\n%s%s", err, out, errs)
+	}
+	a1 := readAnswer(t, one)
+	if a1.FirstBad == nil || a1.FirstBad.SHA != f.shas[firstFail] || !strings.Contains(out, "first bad commit: "+f.shas[firstFail][:12]+" TC-06 breaks (Kay Vee <kay@example.com>)") {
+		t.Fatalf("bisect K=1 answered:\n%s%s", out, errs)
+	}
+	if a1.Rounds > 8 { // ceil(log2 40) + 2
+		t.Errorf("K=1 took %d rounds, want at most 8", a1.Rounds)
+	}
+	skipped := map[string]string{}
+	for _, s := range a1.Skipped {
+		skipped[s.Commit.SHA] = s.Reason
+	}
+	if r := skipped[f.shas[infraCommit]]; !strings.Contains(r, "failed outside the test after a retry") {
+		t.Errorf("the infra commit: %q\n%s%s", r, out, errs)
+	}
+	if r := skipped[f.shas[brokenCommit]]; !strings.HasPrefix(r, "does not build") {
+		t.Errorf("the commit that does not build: %q", r)
+	}
+	if !strings.Contains(errs, "failed outside the test") || !strings.Contains(errs, "submitting it again away from") {
+		t.Errorf("no infra retry said:\n%s", errs)
+	}
+	if !strings.Contains(out, "## ") || !strings.Contains(out, "TC-06") {
+		t.Errorf("no comparison of the last good and first bad probes:\n%s", out)
+	}
+	t.Logf("K=1: %d probes in %d rounds", a1.Probes, a1.Rounds)
+
+	three := filepath.Join(tmp, "k3")
+	bisectKilled(t, f, three, store)
+	a3 := readAnswer(t, three)
+	if a3.FirstBad == nil || a3.FirstBad.SHA != f.shas[firstFail] {
+		t.Fatalf("K=3 after a kill: %+v", a3)
+	}
+	if a3.Rounds >= a1.Rounds {
+		t.Errorf("K=3 took %d rounds, K=1 %d", a3.Rounds, a1.Rounds)
+	}
+	t.Logf("K=3: %d probes in %d rounds", a3.Probes, a3.Rounds)
+	noDuplicates(t, one, three)
+
+	// A good commit that is bad: the premise is refused.
+	_, errs, err = f.run(t, "--good", f.shas[25], "--bad", f.shas[40], "--out", filepath.Join(tmp, "premise"), "--store", store)
+	if err == nil || !strings.Contains(errs, "the good commit "+f.shas[25][:12]+" is in fact bad") {
+		t.Errorf("a wrong premise: %v\n%s", err, errs)
+	}
+
+	// The metric: ttft_ms 30% worse from c12 on.
+	metric := filepath.Join(tmp, "metric")
+	out, errs, err = f.run(t, "--good", f.shas[0], "--bad", f.shas[19], "--metric", "ttft_ms", "--threshold", "10%", "--parallel", "2", "--out", metric, "--store", store)
+	if err != nil {
+		t.Fatalf("metric bisect: %v\n%s%s", err, out, errs)
+	}
+	if a := readAnswer(t, metric); a.FirstBad == nil || a.FirstBad.SHA != f.shas[firstSlow] {
+		t.Errorf("metric bisect answered:\n%s%s", out, errs)
+	}
+}
+
+// bisectKilled runs the K=3 bisect, kills it (SIGKILL) once a probe
+// between the ends has submitted its sweep, and runs it again to the end.
+func bisectKilled(t *testing.T, f *bisectFixture, dir, store string) {
+	t.Helper()
+	args := append(append([]string{"bisect", f.spec}, f.args...), "--good", f.shas[0], "--bad", f.shas[40], "--parallel", "3", "--out", dir, "--store", store)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), f.env...)
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for killed := false; !killed; {
+		select {
+		case err := <-done:
+			t.Fatalf("the K=3 bisect ended (%v) before it could be killed:\n%s", err, log.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		events, _ := bisect.ReadJournal(dir)
+		for _, e := range events {
+			if e.Event == "submit" && e.Commit != f.shas[0] && e.Commit != f.shas[40] {
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				killed = true
+				break
+			}
+		}
+	}
+	out, errs, err := kvsweep(t, cluster{}, f.env, args...)
+	if err != nil {
+		t.Fatalf("the K=3 bisect started again: %v\n%s%s\nbefore the kill:\n%s", err, out, errs, log.String())
+	}
+}
+
+// noDuplicates checks the bisects' journals and probe sweeps: no image
+// built twice, no job submitted twice.
+func noDuplicates(t *testing.T, dirs ...string) {
+	t.Helper()
+	built := map[string]int{}
+	for _, dir := range dirs {
+		events, err := bisect.ReadJournal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			if e.Event == "built" {
+				built[e.Commit]++
+			}
+		}
+		journals, _ := filepath.Glob(filepath.Join(dir, bisect.ProbesDir, "*", "sweep", "state.jsonl"))
+		if len(journals) == 0 {
+			t.Errorf("%s: no probe sweeps", dir)
+		}
+		for _, j := range journals {
+			b, err := os.ReadFile(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			submitted := map[string]int{}
+			for _, line := range strings.Split(string(b), "\n") {
+				var r struct {
+					Type string `json:"type"`
+					Seq  int    `json:"seq"`
+				}
+				if json.Unmarshal([]byte(line), &r) == nil && r.Type == "submitted" {
+					submitted[fmt.Sprint(r.Seq)]++
+				}
+			}
+			for seq, n := range submitted {
+				if n > 1 {
+					t.Errorf("%s: submission %s recorded %d times", j, seq, n)
+				}
+			}
+			if len(submitted) > 2 {
+				t.Errorf("%s: %d submissions (one, and one infra retry at most)", j, len(submitted))
+			}
+		}
+	}
+	for sha, n := range built {
+		if n > 1 {
+			t.Errorf("the image of %s was built %d times", sha[:12], n)
+		}
+	}
+}
