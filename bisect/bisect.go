@@ -44,6 +44,14 @@ const (
 	Skipped Verdict = "skip" // could not be judged: did not build, or failed outside the test twice
 )
 
+// Word is the verdict as a sentence says it: good, bad, skipped.
+func (v Verdict) Word() string {
+	if v == Skipped {
+		return "skipped"
+	}
+	return string(v)
+}
+
 // Outcome is one probe's result.
 type Outcome struct {
 	Verdict Verdict `json:"verdict"`
@@ -148,7 +156,7 @@ func (s *State) premise() error {
 		case o.Verdict == Skipped:
 			return fmt.Errorf("bisect: the %s commit %s could not be judged (%s): the search cannot start from it", end.name, end.c.Short(), o.Reason)
 		case o.Verdict != end.want:
-			return fmt.Errorf("bisect: the %s commit %s is in fact %s (%s): the search would start from a wrong premise; choose another %s commit", end.name, end.c.Short(), o.Verdict, o.Reason, end.name)
+			return fmt.Errorf("bisect: the %s commit %s is in fact %s (%s): the search would start from a wrong premise; choose another %s commit", end.name, end.c.Short(), o.Verdict.Word(), o.Reason, end.name)
 		}
 	}
 	return nil
@@ -185,7 +193,7 @@ func probeRound(ctx context.Context, dir string, st *State, p Prober, log io.Wri
 				return
 			}
 			st.Probes[c.SHA] = &o
-			fmt.Fprintf(log, "kvsweep bisect: %s is %s%s\n", c.Line(), o.Verdict, paren(o.Reason))
+			fmt.Fprintf(log, "kvsweep bisect: %s is %s%s\n", c.Line(), o.Verdict.Word(), paren(o.Reason))
 			if err := st.Save(dir); err != nil {
 				errs = append(errs, err)
 			}

@@ -176,6 +176,7 @@ func TestBisect(t *testing.T) {
 	f := newBisectFixture(t)
 	tmp := t.TempDir()
 	store := filepath.Join(tmp, "history.db")
+	stack(t, f, tmp, store)
 
 	one := filepath.Join(tmp, "k1")
 	out, errs, err := f.run(t, "--good", f.shas[0], "--bad", f.shas[40], "--out", one, "--store", store)
@@ -205,7 +206,7 @@ func TestBisect(t *testing.T) {
 	if !strings.Contains(out, "## ") || !strings.Contains(out, "TC-06") {
 		t.Errorf("no comparison of the last good and first bad probes:\n%s", out)
 	}
-	t.Logf("K=1: %d probes in %d rounds", a1.Probes, a1.Rounds)
+	t.Logf("K=1: %d probes in %d rounds; the bisect said:\n%s%s", a1.Probes, a1.Rounds, errs, out)
 
 	three := filepath.Join(tmp, "k3")
 	bisectKilled(t, f, three, store)
@@ -234,6 +235,63 @@ func TestBisect(t *testing.T) {
 	if a := readAnswer(t, metric); a.FirstBad == nil || a.FirstBad.SHA != f.shas[firstSlow] {
 		t.Errorf("metric bisect answered:\n%s%s", out, errs)
 	}
+}
+
+// stack runs a 3-PR stack as one sweep (kvsweep run --revisions): pr-1
+// at c21, pr-2 at c23 (TC-06 breaks), pr-3 at c24. The report's
+// revisions x cases table names pr-2 the first failing; run again, it
+// builds and submits nothing.
+func stack(t *testing.T, f *bisectFixture, tmp, store string) {
+	t.Helper()
+	reg, nodes := os.Getenv("KVSWEEP_REGISTRY"), strings.Split(os.Getenv("KVSWEEP_REGISTRY_NODES"), "/")[0]
+	file := filepath.Join(tmp, "stack.yaml")
+	writeFile(t, file, fmt.Sprintf(`version: 1
+push: %s/e2e/stack
+pull_registry: %s
+media_types: docker
+buildkit_addr: %s
+revisions:
+  - {name: pr-1, refs: {kvcr: %s}}
+  - {name: pr-2, refs: {kvcr: %s}}
+  - {name: pr-3, refs: {kvcr: %s}}
+`, reg, nodes, os.Getenv("KVSWEEP_BUILDKIT_ADDR"), f.shas[21], f.shas[firstFail], f.shas[24]))
+	dir := filepath.Join(tmp, "stack")
+	args := []string{"run", f.spec, "--revisions", file, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s", "--insecure-registry", "--store", store}
+	out, errs, err := kvsweep(t, cluster{}, f.env, args...)
+	if !strings.Contains(errs, "kvsweep: revision pr-3: ") {
+		t.Fatalf("the stack: %v\n%s%s", err, out, errs)
+	}
+	t.Logf("the stack's builds:\n%s", grepLines(errs, "kvsweep: revision "))
+	report, _, _ := kvsweep(t, cluster{}, f.env, "report", dir, "--format", "markdown")
+	for _, want := range []string{"| **pr-2 (first failing)** | PASS  | FAIL  |", "| pr-1                     | PASS  | PASS  |", "First failing revision: pr-2 (of 3, in the order given)."} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the stack's report lacks %q:\n%s", want, report)
+		}
+	}
+	before := submissions(t, dir)
+	_, errs, _ = kvsweep(t, cluster{}, f.env, args...)
+	if strings.Contains(errs, ": built ") || submissions(t, dir) != before || before == 0 {
+		t.Errorf("run again, the stack built or submitted (%d submissions before):\n%s", before, errs)
+	}
+}
+
+// submissions counts the submissions a sweep's journal records.
+func submissions(t *testing.T, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "state.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), `"type":"submitted"`)
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // bisectKilled runs the K=3 bisect, kills it (SIGKILL) once a probe

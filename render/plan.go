@@ -146,6 +146,9 @@ func (p *packer) place(c *matrix.Cell) (job string, index int) {
 	if p.spec.Engines[c.Engine].OwnJob() {
 		key += "\x00" + c.Engine
 	}
+	if _, ok := p.opts.Revisions[c.Params[RevisionParam]]; ok {
+		key += "\x00rev\x00" + c.Params[RevisionParam]
+	}
 	ji, ok := p.open[key]
 	if !ok || p.m.Jobs[ji].Count >= p.opts.MaxArraySize {
 		p.newJob(c, true)
@@ -165,6 +168,10 @@ func (p *packer) newJob(c *matrix.Cell, array bool) *sweep.Job {
 	e := p.spec.Engines[c.Engine]
 	if e.OwnJob() {
 		base += "-" + c.Engine
+	}
+	rev, isRev := p.opts.Revisions[c.Params[RevisionParam]]
+	if isRev {
+		base += "-" + c.Params[RevisionParam]
 	}
 	name := base
 	if !array {
@@ -194,6 +201,9 @@ func (p *packer) newJob(c *matrix.Cell, array bool) *sweep.Job {
 			j.Image = cmp.Or(p.opts.EngineImages[c.Engine], e.Image)
 		}
 		j.Expect = e.Expect
+	}
+	if isRev {
+		j.Image, j.Expect = rev.Image, rev.Expect
 	}
 	j.Array = array
 	if p.spec.Scheduler == "k8s" {

@@ -51,10 +51,24 @@ type Options struct {
 	// EngineImages are engines' images as resolved at render (their tags
 	// pinned to digests), by engine name.
 	EngineImages map[string]string
+	// Revisions are the images of revision sets (kvsweep run --revisions),
+	// by the value of the cells' revision parameter: the cells of a set
+	// run in jobs of their own, in its image, expecting its commits.
+	Revisions map[string]RevisionImage
 	// Objects renders the Kubernetes Job of a job (scheduler k8s);
 	// nil refuses such a spec (a build without the Kubernetes client).
 	Objects func(spec *matrix.Spec, m *sweep.Manifest, j sweep.Job) ([]byte, error)
 }
+
+// RevisionImage is the image of a revision set and the commits it
+// records.
+type RevisionImage struct {
+	Image  string
+	Expect map[string]string
+}
+
+// RevisionParam is the cell parameter that names a cell's revision set.
+const RevisionParam = "revision"
 
 // Render writes the sweep directory dir for the cells of spec. specSrc is
 // frozen into dir/spec.yaml. Rendering into an existing sweep directory

@@ -74,6 +74,9 @@ func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
 			fmt.Fprintf(&b, "Sweep %s\n", r.ID)
 		}
 		fmt.Fprintf(&b, "%d cells: %s\n\n", len(r.Cells), r.CountsLine())
+		if err := writeRevisionGrid(&b, format, r); err != nil {
+			return err
+		}
 		header := append(append([]string{"cell", "outcome"}, cases...), "image", "revisions")
 		hw := slices.ContainsFunc(r.Cells, func(c testrun.CellResult) bool { return c.Hardware != nil })
 		if hw {

@@ -106,15 +106,19 @@ func (p *prober) state(ctx context.Context) (*bisect.State, error) {
 	return st, st.Save(p.o.out)
 }
 
-// source is the repository the component's commits come from: its
-// checkout, or a bare mirror of its repository in the bisect directory
-// (cloned once, fetched after).
+// source is the repository the component's commits come from.
 func (p *prober) source(ctx context.Context) (string, error) {
-	c := p.pins.Component(p.o.component)
+	return componentRepo(ctx, p.pins.Component(p.o.component), p.o.out)
+}
+
+// componentRepo is the git repository a component's commits are read
+// from: its checkout, or a bare mirror of its repository under dir
+// (cloned once, fetched after).
+func componentRepo(ctx context.Context, c *imagebuild.Source, dir string) (string, error) {
 	if c.Path != "" {
 		return c.Path, nil
 	}
-	mirror := filepath.Join(p.o.out, "mirror", c.Name+".git")
+	mirror := filepath.Join(dir, "mirror", c.Name+".git")
 	if _, err := os.Stat(mirror); err == nil {
 		return mirror, runGit(ctx, "", "-C", mirror, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 	}
@@ -153,90 +157,17 @@ func (p *prober) Probe(ctx context.Context, c bisect.Commit, role bisect.Role) (
 	return o, nil
 }
 
-// probeImage is what a probe's image.json records.
-type probeImage struct {
-	Ref    string            `json:"ref"` // REPO:TAG@DIGEST
-	Expect map[string]string `json:"expect"`
-}
-
-// image is the probe's image: recorded in dir, else found pushed by an
-// earlier run, else built and pushed now. A build that fails is a skip.
+// image is the probe's image (see revImages.image).
 func (p *prober) image(ctx context.Context, c bisect.Commit, dir string) (*probeImage, string, error) {
-	record := filepath.Join(dir, "image.json")
-	var im probeImage
-	if b, err := os.ReadFile(record); err == nil && jsonUnmarshal(b, &im) == nil && im.Ref != "" {
-		return &im, "", nil
-	}
+	b := p.builder()
 	tag := fmt.Sprintf("%s:bisect-%s-%s", p.o.push, p.o.component, c.Short())
-	if in, err := imagebuild.Inspect(ctx, tag, p.registryOpts()...); err == nil && in.Revisions != nil && in.Revisions.Commit(p.o.component) == c.SHA {
-		im = probeImage{Ref: tag + "@" + in.Digest, Expect: commitsOf(in.Revisions)}
-		_ = bisect.Journal(p.o.out, "reuse", c.SHA, im.Ref)
-		return &im, "", writeJSON(record, im)
-	}
-	r, err := p.resolve(ctx, c, dir)
-	if err != nil {
-		return nil, "", err
-	}
-	_ = bisect.Journal(p.o.out, "build", c.SHA, tag)
-	res, err := imagebuild.Build(ctx, r, p.buildOpts(tag)...)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		}
-		_ = bisect.Journal(p.o.out, "build-failed", c.SHA, err.Error())
-		return nil, "does not build: " + lastLine(err.Error()), nil
-	}
-	im = probeImage{Ref: tag + "@" + res.Digest, Expect: commitsOf(&res.Revisions)}
-	_ = bisect.Journal(p.o.out, "built", c.SHA, im.Ref)
-	return &im, "", writeJSON(record, im)
+	return b.image(ctx, map[string]string{p.o.component: c.SHA}, tag, dir, func(event, detail string) {
+		_ = bisect.Journal(p.o.out, event, c.SHA, detail)
+	})
 }
 
-// resolve resolves the pins with the component at commit c: a clone of
-// its checkout at c (sharing the checkout's objects), or its repository
-// at c.
-func (p *prober) resolve(ctx context.Context, c bisect.Commit, dir string) (*imagebuild.Resolved, error) {
-	pins := *p.pins
-	pins.Components = append([]imagebuild.Source(nil), p.pins.Components...)
-	for i := range pins.Components {
-		s := &pins.Components[i]
-		if s.Name != p.o.component {
-			continue
-		}
-		if s.Path == "" {
-			s.Ref = c.SHA
-			continue
-		}
-		src := filepath.Join(dir, "src")
-		if err := os.RemoveAll(src); err != nil {
-			return nil, err
-		}
-		if err := runGit(ctx, "", "clone", "--quiet", "--shared", "--no-checkout", "--end-of-options", s.Path, src); err != nil {
-			return nil, err
-		}
-		if err := runGit(ctx, src, "checkout", "--quiet", "--detach", c.SHA); err != nil {
-			return nil, err
-		}
-		s.Path = src
-	}
-	return imagebuild.Resolve(ctx, &pins, p.registryOpts()...)
-}
-
-func (p *prober) registryOpts() []imagebuild.Option {
-	if p.o.insecure {
-		return []imagebuild.Option{imagebuild.WithInsecureRegistry()}
-	}
-	return nil
-}
-
-func (p *prober) buildOpts(tag string) []imagebuild.Option {
-	opts := append(p.registryOpts(), imagebuild.WithPush(tag), imagebuild.WithProgress("quiet", io.Discard), imagebuild.WithVersion(version()))
-	if p.o.addr != "" {
-		opts = append(opts, imagebuild.WithAddr(p.o.addr))
-	}
-	if p.o.mediaTypes == "docker" {
-		opts = append(opts, imagebuild.WithDockerMediaTypes())
-	}
-	return opts
+func (p *prober) builder() *revImages {
+	return &revImages{pins: p.pins, addr: p.o.addr, mediaTypes: p.o.mediaTypes, insecure: p.o.insecure}
 }
 
 // lastLine is the last non-empty line of a message: a failed build's

@@ -75,12 +75,15 @@ func (p *prober) render(c bisect.Commit, im *probeImage, dir string) error {
 
 // pullRef is the reference the jobs pull an image by: --pull-registry in
 // place of the registry it was pushed to.
-func (p *prober) pullRef(ref string) string {
-	if p.o.pull == "" {
+func (p *prober) pullRef(ref string) string { return pullRef(p.o.pull, ref) }
+
+// pullRef is ref from registry instead of the one it names (none: as is).
+func pullRef(registry, ref string) string {
+	if registry == "" {
 		return ref
 	}
 	_, rest, _ := strings.Cut(ref, "/")
-	return p.o.pull + "/" + rest
+	return registry + "/" + rest
 }
 
 // matches reports whether a cell has every --cells parameter (case=ID
@@ -236,7 +239,7 @@ func meanMetric(run *testrun.Run, name string) (float64, string, bool) {
 
 // note keeps the probe's verdict with its run in the history store.
 func (p *prober) note(e *env, c bisect.Commit, o bisect.Outcome) {
-	text := fmt.Sprintf("%s of %s %s..%s: %s is %s", p.id, p.o.component, p.o.good, p.o.bad, c.Line(), o.Verdict)
+	text := fmt.Sprintf("%s of %s %s..%s: %s is %s", p.id, p.o.component, p.o.good, p.o.bad, c.Line(), o.Verdict.Word())
 	if o.Reason != "" {
 		text += " (" + o.Reason + ")"
 	}

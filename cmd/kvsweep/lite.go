@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -31,6 +32,10 @@ func pinDigest(context.Context, string, bool) (string, error) {
 
 func expectedCommits(context.Context, string) (map[string]string, error) {
 	return nil, errors.Join(errors.New("container.pins needs the pins reader"), errLite)
+}
+
+func buildRevisions(*env, *matrix.Spec, string, string, string, bool) (map[string]render.RevisionImage, []string, error) {
+	return nil, nil, errors.Join(errors.New("--revisions builds images"), errLite)
 }
 
 func migrateStore(string) (string, error) {

@@ -43,7 +43,7 @@ must be on the volume the pods mount (kubernetes.volume.path).`,
 // renderOpts are the flags shared by render and run.
 type renderOpts struct {
 	out, templates, sweepID string
-	image                   string
+	image, revisions        string
 	maxArray                int
 	noArray, offline        bool
 	insecure                bool
@@ -59,6 +59,7 @@ func renderFlags(fs *pflag.FlagSet) *renderOpts {
 	fs.BoolVar(&o.offline, "offline", false, "keep a tag-only container.image as it is (by default it is resolved to the digest its registry serves)")
 	fs.BoolVar(&o.insecure, "insecure-registry", false, "the image's registry speaks plain HTTP")
 	fs.StringVar(&o.image, "image", "", "run this image instead of the spec's container.image (a CI job's freshly built one)")
+	fs.StringVar(&o.revisions, "revisions", "", "revisions file: run every cell once per revision set (a PR stack, a commit range), each in an image built from the pins at those revisions")
 	return o
 }
 
@@ -73,7 +74,11 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	}
 	opts := render.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
 		NoArray: o.noArray, Version: version(), NoBinary: noBinary, Objects: renderObjects}
-	if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
+	if o.revisions != "" {
+		if spec, cells, err = o.withRevisions(e, spec, specPath, src, &opts); err != nil {
+			return err
+		}
+	} else if opts.Image, opts.Expect, err = o.provenance(e, spec, specPath); err != nil {
 		return err
 	}
 	if opts.EngineImages, err = o.engineImages(e, spec); err != nil {
@@ -85,6 +90,17 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	}
 	fmt.Fprintf(e.stdout, "rendered sweep %s: %d cells in %d job scripts under %s\n", m.SweepID, len(m.Cells), len(m.Jobs), o.out)
 	return nil
+}
+
+// withRevisions builds the images of the --revisions file's sets and
+// expands the spec once per set.
+func (o *renderOpts) withRevisions(e *env, spec *matrix.Spec, specPath string, src []byte, opts *render.Options) (*matrix.Spec, []matrix.Cell, error) {
+	revs, names, err := buildRevisions(e, spec, specPath, o.out, o.revisions, o.insecure)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Revisions, opts.Image = revs, revs[names[0]].Image
+	return withRevisions(specPath, src, names)
 }
 
 // engineImages pins the images engines have of their own, as provenance
@@ -143,4 +159,25 @@ func (o *renderOpts) pin(e *env, image string) (string, error) {
 		return image, nil
 	}
 	return pinDigest(context.Background(), image, o.insecure)
+}
+
+// withRevisions expands the spec again with a revision axis of the sets'
+// names: every cell once per revision set.
+func withRevisions(specPath string, src []byte, names []string) (*matrix.Spec, []matrix.Cell, error) {
+	spec, err := matrix.Parse(specPath, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range spec.Matrix.Axes {
+		if a.Name == render.RevisionParam {
+			return nil, nil, usagef("%s:%d:%d: matrix: the axis %q is --revisions' own", specPath, a.Pos.Line, a.Pos.Col, a.Name)
+		}
+	}
+	axis := matrix.Axis{Name: render.RevisionParam, Pos: spec.Matrix.Pos}
+	for _, n := range names {
+		axis.Values = append(axis.Values, matrix.Value{S: n, Pos: spec.Matrix.Pos})
+	}
+	spec.Matrix.Axes = append(spec.Matrix.Axes, axis)
+	cells, err := matrix.Expand(spec)
+	return spec, cells, err
 }

@@ -34,7 +34,7 @@ var Allowed = map[string][]string{
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
 	"pgstore":            {"testrun"},
-	"bisect":             {"sweep"},
+	"bisect":             {"internal/yamlpos", "sweep"},
 	"staging":            {},
 	"clients":            {"result"},
 	"hardware":           {},
