@@ -262,7 +262,12 @@ revisions:
 		t.Fatalf("the stack: %v\n%s%s", err, out, errs)
 	}
 	t.Logf("the stack's builds:\n%s", grepLines(errs, "kvsweep: revision "))
-	report, _, _ := kvsweep(t, cluster{}, f.env, "report", dir, "--format", "markdown")
+	if _, err := os.Stat(filepath.Join(dir, "state.jsonl")); err != nil {
+		t.Fatalf("the stack was not submitted: %v\n%s%s", err, out, errs)
+	}
+	_, _, _ = kvsweep(t, cluster{}, f.env, "collect", dir, "--store", store)
+	report, rerrs, _ := kvsweep(t, cluster{}, f.env, "report", dir, "--format", "markdown")
+	t.Logf("the stack's report:\n%s%s", report, rerrs)
 	for _, want := range []string{"| **pr-2 (first failing)** | PASS  | FAIL  |", "| pr-1                     | PASS  | PASS  |", "First failing revision: pr-2 (of 3, in the order given)."} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the stack's report lacks %q:\n%s", want, report)

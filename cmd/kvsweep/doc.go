@@ -95,6 +95,13 @@
 // waits (the local executor, --wait, --watch) it shows a bar on a terminal,
 // a line per change otherwise, and nothing with --quiet.
 //
+// When a case breaks, kvsweep bisect SPEC --good REV --bad REV finds the
+// commit of a component that broke it on the cluster: images built at the
+// commits it probes, K at a time, the cells run and judged as ci does;
+// run and ci --revisions FILE run every cell once per revision set (a PR
+// stack) side by side, and the report marks the first failing set
+// (docs/bisect.md).
+//
 // Each example above runs in the tests (doc_test.go), in order, from a
 // directory that holds the repository's examples and copies of its test
 // sweeps, with a history store of its own; its output must match, so

@@ -47,6 +47,9 @@ type renderOpts struct {
 	maxArray                int
 	noArray, offline        bool
 	insecure                bool
+	// keep, when set, runs once the sweep is rendered (or failed to
+	// be): the revision sets' records move into it.
+	keep func(rendered bool) error
 }
 
 func renderFlags(fs *pflag.FlagSet) *renderOpts {
@@ -85,6 +88,11 @@ func (o *renderOpts) render(e *env, specPath string) error {
 		return err
 	}
 	m, err := render.Render(spec, src, cells, o.out, opts)
+	if o.keep != nil {
+		if kerr := o.keep(err == nil); err == nil {
+			err = kerr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -95,10 +103,11 @@ func (o *renderOpts) render(e *env, specPath string) error {
 // withRevisions builds the images of the --revisions file's sets and
 // expands the spec once per set.
 func (o *renderOpts) withRevisions(e *env, spec *matrix.Spec, specPath string, src []byte, opts *render.Options) (*matrix.Spec, []matrix.Cell, error) {
-	revs, names, err := buildRevisions(e, spec, specPath, o.out, o.revisions, o.insecure)
+	revs, names, keep, err := buildRevisions(e, spec, specPath, o.out, o.revisions, o.insecure)
 	if err != nil {
 		return nil, nil, err
 	}
+	o.keep = keep
 	opts.Revisions, opts.Image = revs, revs[names[0]].Image
 	return withRevisions(specPath, src, names)
 }
