@@ -6,6 +6,7 @@ require (
 	github.com/docker/cli v29.8.2+incompatible
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-containerregistry v0.22.1
+	github.com/jackc/pgx/v5 v5.13.0
 	github.com/kaptinlin/jsonschema v0.9.5
 	github.com/moby/buildkit v0.34.2
 	github.com/olekukonko/tablewriter v1.1.5
@@ -86,7 +87,6 @@ require (
 	github.com/in-toto/in-toto-golang v0.11.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.13.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kaptinlin/jsonpointer v0.4.27 // indirect
 	github.com/klauspost/compress v1.20.2 // indirect
