@@ -86,6 +86,7 @@ type chartView struct {
 type gridRow struct {
 	Name, Outcome string
 	Verdicts      []string
+	Evidence      []testrun.Evidence
 }
 
 type runSection struct {
@@ -122,7 +123,7 @@ func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 		cases := testrun.CaseIDs(r)
 		sec := runSection{ID: r.ID, Date: r.Date().Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
 		for _, c := range r.Cells {
-			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases)})
+			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases), r.EvidenceOf(c)})
 		}
 		v.Runs = append(v.Runs, sec)
 		v.History = append(v.History, hist[i])
@@ -403,7 +404,8 @@ func xTicks(runs []*testrun.Run, xOf func(int) float64) []tick {
 }
 
 var historyPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("history").Parse(`<!DOCTYPE html>
+	funcs := template.FuncMap{"add": func(a, b int) int { return a + b }, "sizeText": testrun.SizeText}
+	return template.Must(template.New("history").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
@@ -447,7 +449,8 @@ ul.notes{margin:.3em 0}
 {{range .Runs}}<h3 id="run-{{.ID}}">{{.ID}} <small>{{.Date}} — {{.Counts}}</small></h3>{{if .Changed}}<p class="changed">changed since the run before: {{.Changed}}</p>{{end}}
 <div class="scroll"><table><tr><th>cell</th><th>outcome</th>{{range .Cases}}<th>{{.}}</th>{{end}}</tr>
 {{range .Cells}}<tr><td>{{.Name}}</td><td>{{.Outcome}}</td>{{range .Verdicts}}<td class="{{.}}">{{.}}</td>{{end}}</tr>
-{{end}}</table></div>
+{{if .Evidence}}<tr class="evidence"><td colspan="{{add 2 (len .Verdicts)}}"><ul>{{range .Evidence}}<li><a href="{{.Path}}">{{.Path}}</a>{{if .Problem}} ({{.Problem}}){{else if .Size}} ({{sizeText .Size}}){{end}}{{if .Head}}<pre>{{.Head}}</pre>{{end}}</li>{{end}}</ul></td></tr>
+{{end}}{{end}}</table></div>
 {{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{if .Cell}}<b>{{.Cell}}</b>: {{end}}{{.Text}} <small>({{.Author}}, {{.Time.UTC.Format "2006-01-02 15:04"}})</small></li>{{end}}</ul>{{end}}
 {{end}}</body></html>
 `))

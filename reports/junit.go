@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -113,6 +114,7 @@ func WriteJUnit(w io.Writer, runs ...*testrun.Run) error {
 			s.Properties = append(s.Properties, junitProperty{Name: "note", Value: n.String()})
 			s.SystemOut += "note: " + n.String() + "\n"
 		}
+		s.SystemOut += junitAttachments(r)
 		root.Suites = append(root.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -188,4 +190,29 @@ func writeComparisonJUnit(w io.Writer, c *analysis.Comparison) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitAttachments lists each cell's evidence as the attachments CI test
+// reporters read from system-out ([[ATTACHMENT|PATH]]): absolute paths
+// when the run's sweep directory is known, else relative to it.
+func junitAttachments(r *testrun.Run) string {
+	var b strings.Builder
+	base := ""
+	if r.Dir != "" {
+		base, _ = filepath.Abs(r.Dir)
+	}
+	for _, c := range r.Cells {
+		if len(c.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "evidence of %s (%s):\n", c.Name, c.CellID)
+		for _, e := range r.EvidenceOf(c) {
+			p := e.Path
+			if base != "" {
+				p = filepath.Join(base, filepath.FromSlash(p))
+			}
+			fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", p)
+		}
+	}
+	return b.String()
 }

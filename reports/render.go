@@ -100,42 +100,54 @@ func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
 			return err
 		}
 		cutNote(&b, cut)
-		total := 0
-		for _, c := range r.Cells {
-			for _, cs := range c.Cases {
-				total += len(cs.Metrics)
-			}
+		if err := writeEvidence(&b, format, r); err != nil {
+			return err
 		}
-		if total > 0 {
-			if format == "markdown" {
-				b.WriteString("\n### Metrics\n")
-			}
-			b.WriteString("\n")
-			// Only the rows that fit are made: a large sweep has 100,000s.
-			fit := fitter{format: format, limit: StepSummaryLimit - b.Len() - 4096}
-			var mrows [][]string
-		rows:
-			for _, c := range r.Cells {
-				for _, cs := range c.Cases {
-					for _, m := range cs.Metrics {
-						row := []string{c.Name, cs.ID, m.Name, num(m.Value), m.Unit, better(m.Direction)}
-						if !fit.fits(row) {
-							break rows
-						}
-						mrows = append(mrows, row)
-					}
-				}
-			}
-			cut := total - len(mrows)
-			if err := table.Write(&b, table.Format(format), []string{"cell", "case", "metric", "value", "unit", "better"}, mrows); err != nil {
-				return err
-			}
-			cutNote(&b, cut)
+		if err := writeMetrics(&b, format, r); err != nil {
+			return err
 		}
 		writeNotes(&b, format, []analysis.HistoryRow{{Sweep: r.ID, Date: "", Notes: r.Notes}})
 		return writeLimited(w, format, b.Bytes())
 	}
 	return fmt.Errorf("format %q is not available for a summary (expected markdown, table, csv, json, junit or html)", format)
+}
+
+// writeMetrics writes a summary's metrics table (markdown, table), as
+// many rows as fit the step summary.
+func writeMetrics(b *bytes.Buffer, format string, r *testrun.Run) error {
+	total := 0
+	for _, c := range r.Cells {
+		for _, cs := range c.Cases {
+			total += len(cs.Metrics)
+		}
+	}
+	if total > 0 {
+		if format == "markdown" {
+			b.WriteString("\n### Metrics\n")
+		}
+		b.WriteString("\n")
+		// Only the rows that fit are made: a large sweep has 100,000s.
+		fit := fitter{format: format, limit: StepSummaryLimit - b.Len() - 4096}
+		var mrows [][]string
+	rows:
+		for _, c := range r.Cells {
+			for _, cs := range c.Cases {
+				for _, m := range cs.Metrics {
+					row := []string{c.Name, cs.ID, m.Name, num(m.Value), m.Unit, better(m.Direction)}
+					if !fit.fits(row) {
+						break rows
+					}
+					mrows = append(mrows, row)
+				}
+			}
+		}
+		cut := total - len(mrows)
+		if err := table.Write(b, table.Format(format), []string{"cell", "case", "metric", "value", "unit", "better"}, mrows); err != nil {
+			return err
+		}
+		cutNote(b, cut)
+	}
+	return nil
 }
 
 // writeSummaryCSV writes the long-format rows of runs under one header.

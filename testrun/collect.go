@@ -71,7 +71,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{ID: m.SweepID, Name: m.Name, Version: m.Version, Ref: opts.Ref, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells))}
+	run := &Run{ID: m.SweepID, Name: m.Name, Version: m.Version, Ref: opts.Ref, CollectedAt: opts.Now.UTC(), Cells: make([]CellResult, len(m.Cells)), Dir: dir}
 	if b, err := sweep.ReadFile(root, sweep.SpecFile, yamlpos.MaxSize); err == nil {
 		// A frozen spec that does not parse costs the spec's part of "what changed" only.
 		run.Spec, _ = yamlpos.Flatten(sweep.SpecFile, b)

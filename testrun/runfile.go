@@ -135,6 +135,7 @@ func ReadRun(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, sweep.ResultsFile), err)
 	}
+	r.Dir = dir
 	return r, nil
 }
 

@@ -103,6 +103,10 @@ type Run struct {
 	// attached when the run is read from the history store; they are kept
 	// apart from it there.
 	Notes []Note `json:"notes,omitempty"`
+	// Dir is the sweep directory the run was collected from or read from
+	// (its results.json); empty for a run from the history store. Never
+	// stored: the evidence files are read from it.
+	Dir string `json:"-"`
 }
 
 // digestOf returns the sha256:... part of a ref pinned by digest.

@@ -51,6 +51,8 @@ sweep is cancelled before kvsweep ci exits, and it says so.`,
 		fs.StringVar(&o.report.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 		fs.StringSliceVar(&o.report.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 		fs.BoolVar(&o.report.gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
+		fs.StringVar(&o.artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass into this directory, for the workflow to upload")
+		fs.Int64Var(&o.artifactsMB, "artifacts-max-mb", 100, "with --artifacts: at most this many MiB in all (what is left out is listed in ARTIFACTS.txt)")
 		return func(e *env, args []string) error {
 			spec, err := oneArg(args, "the spec file")
 			if err != nil {
@@ -69,6 +71,8 @@ type ciOpts struct {
 	baselineRef, ref   string
 	summary, junit     string
 	logLines, logCells int
+	artifacts          string
+	artifactsMB        int64
 }
 
 func (o *ciOpts) run(e *env, spec string) error {
@@ -103,6 +107,7 @@ func (o *ciOpts) judge(e *env, dir string) error {
 		return err
 	}
 	o.showLogs(e, dir, run)
+	o.gather(e, run)
 	cmp, err := o.compare(e, run)
 	if err != nil {
 		return err
@@ -120,6 +125,25 @@ func (o *ciOpts) judge(e *env, dir string) error {
 		errs = append(errs, notStored)
 	}
 	return errors.Join(errs...)
+}
+
+// gather copies the evidence and logs of the cells that did not pass
+// into --artifacts, for the workflow to upload; a failure to is said, and
+// judges nothing.
+func (o *ciOpts) gather(e *env, run *testrun.Run) {
+	if o.artifacts == "" {
+		return
+	}
+	g, err := run.GatherArtifacts(o.artifacts, o.artifactsMB<<20)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "kvsweep ci: gathering the artifacts into %s: %v\n", o.artifacts, err)
+		return
+	}
+	fmt.Fprintf(e.stderr, "kvsweep ci: %d file(s) (%s) of the %d cell(s) that did not pass gathered into %s", g.Files, testrun.SizeText(g.Bytes), g.Cells, o.artifacts)
+	if len(g.LeftOut) > 0 {
+		fmt.Fprintf(e.stderr, "; %d left out (%s lists them)", len(g.LeftOut), filepath.Join(o.artifacts, "ARTIFACTS.txt"))
+	}
+	fmt.Fprintln(e.stderr)
 }
 
 // follow polls the sweep until every cell is terminal: a line per change.
