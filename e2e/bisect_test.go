@@ -30,9 +30,13 @@ const (
 
 type bisectFixture struct {
 	spec, kvcr string
-	shas       []string
-	args       []string // the flags every bisect of the fixture takes
-	env        []string
+	// local is the same sweep on the local executor, in docker; its
+	// bisects take localArgs.
+	local     string
+	localArgs []string
+	shas      []string
+	args      []string // the flags every bisect of the fixture takes
+	env       []string
 }
 
 func newBisectFixture(t *testing.T) *bisectFixture {
@@ -64,10 +68,30 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
 `, reg+"/e2e/bisect:unused"))
+	sweepMkdir(t, filepath.Join(tmp, "local"))
+	f.local = writeSpec(t, filepath.Join(tmp, "local"), fmt.Sprintf(`version: 1
+name: bisect-fixture-local
+scheduler: local
+container: {runtime: docker, image: %q, pins: ../pins.yaml}
+harness:
+  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
+topologies:
+  aggregated: {resources: {cpus_per_task: 1, time: 5m}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
+`, reg+"/e2e/bisect:unused"))
+	f.localArgs = []string{"--component", "kvcr", "--push", reg + "/e2e/bisect", "--insecure-registry", "--buildkit-addr", addr}
 	f.args = []string{"--component", "kvcr", "--push", reg + "/e2e/bisect", "--pull-registry", strings.Split(nodes, "/")[0],
 		"--insecure-registry", "--media-types", "docker", "--buildkit-addr", addr, "--scheduler", "slurm", "--interval", "1s"}
 	f.env = []string{"SLURM_CONF=" + conf}
 	return f
+}
+
+func sweepMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeFile(t *testing.T, path, s string) {
@@ -168,7 +192,8 @@ func readAnswer(t *testing.T, dir string) *bisect.Answer {
 // started again, it gives the same answer in fewer rounds, and its
 // journal and its probes' sweeps show no image built twice and no job
 // submitted twice. A bisect whose good commit is bad stops and says so;
-// a metric bisect finds the commit that made ttft_ms 30% worse.
+// a metric bisect on the local executor with docker finds the commit
+// that made ttft_ms 30% worse.
 func TestBisect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the two-node Slurm cluster, buildkitd, the registry and pyxis (not with -short)")
@@ -226,9 +251,11 @@ func TestBisect(t *testing.T) {
 		t.Errorf("a wrong premise: %v\n%s", err, errs)
 	}
 
-	// The metric: ttft_ms 30% worse from c12 on.
+	// The metric: ttft_ms 30% worse from c12 on, on the local executor
+	// in docker.
 	metric := filepath.Join(tmp, "metric")
-	out, errs, err = f.run(t, "--good", f.shas[0], "--bad", f.shas[19], "--metric", "ttft_ms", "--threshold", "10%", "--parallel", "2", "--out", metric, "--store", store)
+	out, errs, err = kvsweep(t, cluster{}, nil, append(append([]string{"bisect", f.local}, f.localArgs...),
+		"--good", f.shas[0], "--bad", f.shas[19], "--metric", "ttft_ms", "--threshold", "10%", "--parallel", "2", "--out", metric, "--store", store)...)
 	if err != nil {
 		t.Fatalf("metric bisect: %v\n%s%s", err, out, errs)
 	}
