@@ -109,6 +109,18 @@ func kvcrHistory(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// bash and the C libraries it links, for the pods of scheduler k8s
+	// (they run the job script in the image, as the quick-start image
+	// can): the base image is busybox alone.
+	sysroot := map[string][]byte{}
+	for src, dst := range map[string]string{"/bin/bash": "sysroot/bin/bash",
+		"/lib/x86_64-linux-gnu/libtinfo.so.6": "sysroot/lib/x86_64-linux-gnu/libtinfo.so.6",
+		"/lib/x86_64-linux-gnu/libc.so.6":     "sysroot/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2":         "sysroot/lib64/ld-linux-x86-64.so.2"} {
+		if sysroot[dst], err = os.ReadFile(src); err != nil {
+			t.Fatal(err)
+		}
+	}
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Kay Vee", "GIT_AUTHOR_EMAIL=kay@example.com", "GIT_COMMITTER_NAME=Kay Vee", "GIT_COMMITTER_EMAIL=kay@example.com")
@@ -150,7 +162,9 @@ func kvcrHistory(t *testing.T, dir string) []string {
 		_ = os.Remove(filepath.Join(dir, "kvcr.txt"))
 		sweepFile("bisect-sim.sh", string(sim), 0o755)
 		sweepFile("behaviour", behaviour, 0o644)
-		sweepFile("sysroot/.keep", "", 0o644)
+		for name, b := range sysroot {
+			sweepFile(name, string(b), 0o755)
+		}
 		sweepFile("counter", fmt.Sprint(i), 0o644)
 		if i != brokenCommit {
 			sweepFile("kvcr.txt", "kvcr\n", 0o644)
@@ -245,10 +259,28 @@ func TestBisect(t *testing.T) {
 	t.Logf("K=3: %d probes in %d rounds", a3.Probes, a3.Rounds)
 	noDuplicates(t, one, three)
 
-	// A good commit that is bad: the premise is refused.
-	_, errs, err = f.run(t, "--good", f.shas[25], "--bad", f.shas[40], "--out", filepath.Join(tmp, "premise"), "--store", store)
-	if err == nil || !strings.Contains(errs, "the good commit "+f.shas[25][:12]+" is in fact bad") {
-		t.Errorf("a wrong premise: %v\n%s", err, errs)
+	// A good commit that is bad: the premise is refused. The probes run
+	// on Kubernetes, their sweeps on the volume the pods mount.
+	k := kubeTestCluster(t)
+	kdir := k.sweepDir(t, "bisect")
+	sweepMkdir(t, kdir)
+	kspec := writeSpec(t, kdir, fmt.Sprintf(`version: 1
+name: bisect-fixture-k8s
+scheduler: k8s
+kubernetes:
+  volume: {host_path: %s}
+container: {image: %q, pins: %s}
+harness:
+  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
+topologies:
+  aggregated: {resources: {cpus_per_task: 1, time: 5m}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
+`, k.sweeps, os.Getenv("KVSWEEP_REGISTRY")+"/e2e/bisect:unused", filepath.Join(filepath.Dir(f.spec), "pins.yaml")))
+	out, errs, err = kvsweep(t, cluster{}, nil, append(append([]string{"bisect", kspec}, f.localArgs...),
+		"--good", f.shas[25], "--bad", f.shas[40], "--out", filepath.Join(kdir, "premise"), "--store", store, "--interval", "1s")...)
+	if err == nil || !strings.Contains(errs, "the good commit "+f.shas[25][:12]+" is in fact bad") || !strings.Contains(out+errs, "submitted 1 cells of sweep") {
+		t.Errorf("a wrong premise, on Kubernetes: %v\n%s%s", err, out, errs)
 	}
 
 	// The metric: ttft_ms 30% worse from c12 on, on the local executor
