@@ -71,6 +71,15 @@ func checkStoreFile(path string, readOnly bool) error {
 		return fmt.Errorf("history store %s: %w", path, err)
 	}
 	defer f.Close()
+	// Read under a shared lock: a writer (which holds the exclusive lock
+	// for as long as it has the store open) could otherwise be writing
+	// the pages read here, and a store being written is no damaged one.
+	if err := lockShared(f); err != nil {
+		return fmt.Errorf("history store %s: %w", path, err)
+	}
+	if fi, err = f.Stat(); err != nil {
+		return fmt.Errorf("history store %s: %w", path, err)
+	}
 	head := make([]byte, min(fi.Size(), 64<<10))
 	if _, err := io.ReadFull(f, head); err != nil {
 		return fmt.Errorf("history store %s: %w", path, err)
@@ -119,14 +128,23 @@ func waitCreated(path string) (os.FileInfo, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := lockShared(f); err != nil {
+		return nil, err
+	}
+	return f.Stat()
+}
+
+// lockShared takes the file's lock shared (readers share it; a writer
+// holds it alone), waiting up to storeLockTimeout; closing f releases it.
+func lockShared(f *os.File) error {
 	deadline := time.Now().Add(storeLockTimeout)
 	for syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("still locked by another kvsweep after %v", storeLockTimeout)
+			return fmt.Errorf("still locked by another kvsweep after %v", storeLockTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return f.Stat()
+	return nil
 }
 
 type boltMetaPage struct {

@@ -216,6 +216,10 @@ func concurrentWriters(t *testing.T, loc string) {
 				errs <- fmt.Errorf("a reader: %v", err)
 				return
 			}
+			// A pause between reads, as between commands: a reader
+			// that never lets go would keep the bbolt file's writers
+			// (who need its lock alone) waiting.
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	wg.Wait()
