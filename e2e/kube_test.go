@@ -209,17 +209,19 @@ matrix:
 		waitGone(t, "sleep 3141", "services outlived the pod")
 	})
 
-	// A two-node cell: the Job's two pods on two nodes find each other
-	// through the cell directory, meet through etcd on the head (the
-	// image's etcd), run a service each and the agent on the second; the
-	// harness sees the agent, and nothing outlives the pods.
+	// A two-node 2P+1D cell: the Job's two pods on two nodes find each
+	// other through the cell directory, meet through etcd on the head (the
+	// image's etcd), run the services of their workers (0 and 1 on the
+	// head, 2 on the second) and the agent on the second; the harness sees
+	// them all, and nothing outlives the pods.
 	t.Run("two-node", func(t *testing.T) {
 		dir := k.sweepDir(t, "twonode")
 		defer k.cancelled(t, c, dir)
 		path := writeSpec(t, t.TempDir(), k.spec("k8s-twonode", image, expect, `topologies:
   two-node:
     resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 5m}
-    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/remote/agent-ready"]
+    placement: {head: [0, 1], remote: [2]}
+    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/services/ready-2", --wait-file, "{{.CellDir}}/remote/agent-ready"]
     agent: [sh, -c, 'echo "agent on $KVSWEEP_NODE in the image: $(cat /opt/nccl-version)"; touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
     service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX on $KVSWEEP_NODE" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 123']
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
@@ -237,12 +239,15 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		if !strings.Contains(read("etcd.log"), "ready to serve client requests") {
 			t.Errorf("the image's etcd did not serve:\n%s", read("etcd.log"))
 		}
-		where := [2]string{strings.TrimSpace(read("services/where-0")), strings.TrimSpace(read("services/where-1"))}
-		if !strings.HasPrefix(where[0], "service 0 on kvsweep-node-") || !strings.HasPrefix(where[1], "service 1 on kvsweep-node-") ||
-			strings.TrimPrefix(where[0], "service 0") == strings.TrimPrefix(where[1], "service 1") {
-			t.Errorf("the services did not run on two nodes: %q", where)
+		// 2P+1D across the pods: workers 0 and 1 on the head's node, 2 on
+		// the second's.
+		where := [3]string{strings.TrimSpace(read("services/where-0")), strings.TrimSpace(read("services/where-1")), strings.TrimSpace(read("services/where-2"))}
+		if !strings.HasPrefix(where[0], "service 0 on kvsweep-node-") || !strings.HasPrefix(where[2], "service 2 on kvsweep-node-") ||
+			strings.TrimPrefix(where[0], "service 0") != strings.TrimPrefix(where[1], "service 1") ||
+			strings.TrimPrefix(where[0], "service 0") == strings.TrimPrefix(where[2], "service 2") {
+			t.Errorf("the services did not run 2+1 on two nodes: %q", where)
 		}
-		if a := read("remote/agent.log"); !strings.Contains(a, "in the image: nccl 2.27.3") || !strings.Contains(a, strings.TrimPrefix(where[1], "service 1 on ")) {
+		if a := read("remote/agent.log"); !strings.Contains(a, "in the image: nccl 2.27.3") || !strings.Contains(a, strings.TrimPrefix(where[2], "service 2 on ")) {
 			t.Errorf("the agent did not run in the image on the second node: %q", a)
 		}
 		mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(t.TempDir(), "history.db"))

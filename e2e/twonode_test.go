@@ -280,8 +280,10 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 }
 
 // A two-node cell whose workers, services and etcd all run in the image
-// kvsweep builds, under pyxis: the head's etcd comes from the image, both
-// nodes meet at the barrier, each worker's service runs on its node, the
+// kvsweep builds, under pyxis, as 2P+1D placed across the nodes (prefill
+// workers 0 and 1 on the head, decode worker 2 on the second node): the
+// head's etcd comes from the image, both nodes meet at the barrier, each
+// worker's service runs on its node, the
 // result is collected with the image's provenance, and nothing (no etcd,
 // no service, no agent) outlives the job.
 func TestTwoNodesInContainers(t *testing.T) {
@@ -312,7 +314,10 @@ topologies:
     resources: {nodes: 2, cpus_per_task: 1, mem: 200M, time: 5m}
     # The harness waits for both services and the agent, as the real one
     # waits for its services' sockets and the remote worker.
-    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/remote/agent-ready"]
+    # 2P+1D across the nodes: the prefill workers 0 and 1 on the head, the
+    # decode worker 2 on the second node, each with its service there.
+    placement: {head: [0, 1], remote: [2]}
+    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/services/ready-2", --wait-file, "{{.CellDir}}/remote/agent-ready"]
     agent: [sh, -c, 'echo "agent on $(hostname) in the image: $(cat /opt/nccl-version)"; touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
     service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX on $SLURMD_NODENAME" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 123']
 geometries: {g: {flags: {model: m}}}
@@ -341,10 +346,13 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	if a := read("remote/agent.log"); !strings.Contains(a, "agent on ") || !strings.Contains(a, "in the image: nccl 2.27.3") {
 		t.Errorf("the agent did not run in the image on the second node: %q", a)
 	}
-	for i, node := range []string{"kvsn1", "kvsn2"} {
+	for i, node := range []string{"kvsn1", "kvsn1", "kvsn2"} {
 		if w := read(fmt.Sprintf("services/where-%d", i)); strings.TrimSpace(w) != fmt.Sprintf("service %d on %s", i, node) {
 			t.Errorf("service %d: %q, want it on %s", i, w, node)
 		}
+	}
+	if script, _ := os.ReadFile(filepath.Join(dir, "jobs", "two-node.sbatch")); !strings.Contains(string(script), `--remote-worker "2=$KVSWEEP_AGENT_URL"`) {
+		t.Errorf("the harness is not told of the remote worker 2")
 	}
 	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
 	run, err := testrun.ReadRun(dir)

@@ -649,7 +649,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		if !nameRE().MatchString(e.Key) {
 			d.Errorf(e.KeyN, "%s: invalid topology name %q (expected lower-case letters, digits, '.', '_' or '-')", where, e.Key)
 		}
-		var workersN, agentN ast.Node
+		var workersN, agentN, placementN ast.Node
 		t := &Topology{Name: e.Key, Kind: "aggregated", Workers: 2,
 			Resources: Resources{Nodes: 1, CPUsPerTask: 1, Time: defaultTime}}
 		kindSet := false
@@ -661,6 +661,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 			yamlpos.F("service", func(n ast.Node, w string) { t.Service = d.templates(d.List(n, w), w) }),
 			yamlpos.F("require", func(n ast.Node, w string) { t.Require = d.rules(n, w) }),
 			yamlpos.F("verdicts_only", func(n ast.Node, w string) { t.VerdictsOnly = d.Bool(n, w) }),
+			yamlpos.F("placement", func(n ast.Node, w string) { placementN, t.Placement = n, d.placement(n, w) }),
 			yamlpos.F("workers", func(n ast.Node, w string) {
 				workersN = n
 				if t.Workers = d.Integer(n, w); t.Workers < 1 || t.Workers > MaxGPUsPerNode {
@@ -676,6 +677,7 @@ func (d *decoder) topologies(n ast.Node, where string, s *Spec) {
 		}
 		d.checkKind(e.KeyN, w, t)
 		d.checkEffect(w, t, workersN, agentN)
+		d.checkPlacement(w, t, placementN)
 		s.Topologies[e.Key] = t
 		s.TopologyOrder = append(s.TopologyOrder, e.Key)
 	}
@@ -815,9 +817,68 @@ func (d *decoder) checkEffect(where string, t *Topology, workersN, agentN ast.No
 	switch {
 	case workersN == nil:
 	case t.Kind == "two-node":
-		d.Errorf(workersN, "%s: kind two-node runs one worker a node, fixed; remove workers", yamlpos.Join(where, "workers"))
+		d.Errorf(workersN, "%s: a two-node topology's workers are those its placement puts on its nodes (one a node without); remove workers", yamlpos.Join(where, "workers"))
 	case len(t.Service) == 0:
 		d.Errorf(workersN, "%s: workers is how many kvcr_service containers the job starts, one a worker, and %s has no service; remove workers or add service", yamlpos.Join(where, "workers"), where)
+	}
+}
+
+// placement reads a two-node topology's placement: {head: [0, 1],
+// remote: [2], gpus: [0, 0, 0]}.
+func (d *decoder) placement(n ast.Node, where string) *Placement {
+	p := &Placement{}
+	ints := func(n ast.Node, w string) []int {
+		var out []int
+		for _, item := range d.List(n, w) {
+			out = append(out, d.Integer(item, w))
+		}
+		return out
+	}
+	d.Fields(n, where,
+		yamlpos.F("head", func(n ast.Node, w string) { p.Head = ints(n, w) }),
+		yamlpos.F("remote", func(n ast.Node, w string) { p.Remote = ints(n, w) }),
+		yamlpos.F("gpus", func(n ast.Node, w string) { p.GPUs = ints(n, w) }),
+	)
+	workers := len(p.Head) + len(p.Remote)
+	seen := make([]bool, workers)
+	for _, side := range []struct {
+		name string
+		idx  []int
+	}{{"head", p.Head}, {"remote", p.Remote}} {
+		if len(side.idx) == 0 {
+			d.Errorf(n, "%s: %s places no worker (each node runs at least one)", where, side.name)
+		}
+		for _, i := range side.idx {
+			switch {
+			case i < 0 || i >= workers:
+				d.Errorf(n, "%s.%s: worker %d is out of range (expected 0 to %d: the workers are numbered from 0 across both nodes)", where, side.name, i, workers-1)
+			case seen[i]:
+				d.Errorf(n, "%s.%s: worker %d is placed twice", where, side.name, i)
+			default:
+				seen[i] = true
+			}
+		}
+	}
+	if p.GPUs != nil && len(p.GPUs) != workers {
+		d.Errorf(n, "%s.gpus: %d GPUs for %d workers (expected one a worker, in worker order)", where, len(p.GPUs), workers)
+	}
+	return p
+}
+
+// checkPlacement refuses a placement on a kind with one node, and GPUs a
+// node does not have.
+func (d *decoder) checkPlacement(where string, t *Topology, n ast.Node) {
+	switch {
+	case n == nil:
+	case t.Kind != "two-node":
+		d.Errorf(n, "%s: kind %s runs on one node; placement is for kind two-node", yamlpos.Join(where, "placement"), t.Kind)
+	default:
+		t.Workers = len(t.Placement.Head) + len(t.Placement.Remote)
+		for i, g := range t.Placement.GPUs {
+			if g < 0 || g >= t.Resources.GPUsPerNode {
+				d.Errorf(n, "%s.gpus: worker %d on GPU %d, but resources.gpus_per_node is %d (GPUs are numbered from 0 on each node)", yamlpos.Join(where, "placement"), i, g, t.Resources.GPUsPerNode)
+			}
+		}
 	}
 }
 

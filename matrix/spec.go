@@ -343,12 +343,38 @@ type Topology struct {
 	// worker, each in its own container; Workers is how many (default 2).
 	Service []Value
 	Workers int
+	// Placement puts a two-node topology's workers on its nodes (nil:
+	// worker 0 on the head, worker 1 on the second node).
+	Placement *Placement
 	// Require are validity rules for every case of the topology's cells.
 	Require []rules.Rule
 	// VerdictsOnly: the topology's metrics are collected but never
 	// compared or gated (a lane that shares GPUs gives functional verdicts
 	// only).
 	VerdictsOnly bool
+}
+
+// Placement is which worker runs on which node of a two-node topology,
+// by worker index, and the GPU each uses on its node.
+type Placement struct {
+	Head, Remote []int
+	// GPUs is each worker's GPU on its node, by worker index (nil: the
+	// harness's default); rendered into the harness's --gpus.
+	GPUs []int
+}
+
+// WorkersOn is the placement's workers on a node ("head", "remote"),
+// the default placement's for nil.
+func (p *Placement) WorkersOn(node string) []int {
+	switch {
+	case p == nil && node == "head":
+		return []int{0}
+	case p == nil:
+		return []int{1}
+	case node == "head":
+		return p.Head
+	}
+	return p.Remote
 }
 
 // Resources a job of this topology requests.

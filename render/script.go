@@ -30,8 +30,13 @@ type ScriptData struct {
 	// (JobEnv), then EnvPass and the names of EnvSet.
 	EnvNames []string
 	Workers  int
-	Image    string   // the image the jobs run (the manifest's: its tag resolved to a digest)
-	Expect   []EnvVar // component and commit the image must record, sorted
+	// HeadWorkers and RemoteWorkers are the workers (by index) on each
+	// node of a two-node job; AllWorkers every worker of a one-node job.
+	HeadWorkers, RemoteWorkers, AllWorkers []int
+	// GPUs is the two-node placement's --gpus ("0,0,0"), "" for none.
+	GPUs   string
+	Image  string   // the image the jobs run (the manifest's: its tag resolved to a digest)
+	Expect []EnvVar // component and commit the image must record, sorted
 	// Adapter is the result adapter's argv (harness.result_adapter).
 	Adapter []string
 	// Telemetry is what the job scrapes beside the harness (nil: none).
@@ -91,6 +96,13 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	}
 	if t := spec.Topologies[j.Topology]; t != nil {
 		d.Workers = t.Workers
+		d.HeadWorkers, d.RemoteWorkers = t.Placement.WorkersOn("head"), t.Placement.WorkersOn("remote")
+		if t.Placement != nil && t.Placement.GPUs != nil {
+			d.GPUs = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(t.Placement.GPUs)), ","), "[]")
+		}
+	}
+	for i := range d.Workers {
+		d.AllWorkers = append(d.AllWorkers, i)
 	}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, templates.JobTemplate, d); err != nil {

@@ -195,14 +195,15 @@ EXPECT=(--)
 export KVSWEEP_SERVICES_DIR=$CELL_DIR/services
 SERVICE_ARGV=()
 load_argv SERVICE_ARGV "${CELL[3]}"
-# start_services WHERE FIRST LAST: the services of workers FIRST..LAST on
-# the head node (WHERE=head) or the second node (WHERE=remote).
+# start_services WHERE WORKER...: the services of these workers on the
+# head node (WHERE=head) or the second node (WHERE=remote).
 start_services() {
 	if [ "${#SERVICE_ARGV[@]}" -eq 0 ]; then return; fi
 	mkdir -p "$KVSWEEP_SERVICES_DIR"
-	local worker
-	for ((worker = $2; worker <= $3; worker++)); do
-		KVCR_SERVICE_INDEX=$worker run_bg launch "$1" "${SERVICE_ARGV[@]}" >"$KVSWEEP_SERVICES_DIR/service-$worker.log" 2>&1
+	local where=$1 worker
+	shift
+	for worker in "$@"; do
+		KVCR_SERVICE_INDEX=$worker run_bg launch "$where" "${SERVICE_ARGV[@]}" >"$KVSWEEP_SERVICES_DIR/service-$worker.log" 2>&1
 	done
 }
 

@@ -184,14 +184,15 @@ EXPECT=(--)
 export KVSWEEP_SERVICES_DIR=$CELL_DIR/services
 SERVICE_ARGV=()
 load_argv SERVICE_ARGV "${CELL[3]}"
-# start_services WHERE FIRST LAST: the services of workers FIRST..LAST on
-# the head node (WHERE=head) or the second node (WHERE=remote).
+# start_services WHERE WORKER...: the services of these workers on the
+# head node (WHERE=head) or the second node (WHERE=remote).
 start_services() {
 	if [ "${#SERVICE_ARGV[@]}" -eq 0 ]; then return; fi
 	mkdir -p "$KVSWEEP_SERVICES_DIR"
-	local worker
-	for ((worker = $2; worker <= $3; worker++)); do
-		KVCR_SERVICE_INDEX=$worker run_bg launch "$1" "${SERVICE_ARGV[@]}" >"$KVSWEEP_SERVICES_DIR/service-$worker.log" 2>&1
+	local where=$1 worker
+	shift
+	for worker in "$@"; do
+		KVCR_SERVICE_INDEX=$worker run_bg launch "$where" "${SERVICE_ARGV[@]}" >"$KVSWEEP_SERVICES_DIR/service-$worker.log" 2>&1
 	done
 }
 
@@ -262,7 +263,7 @@ if [ "$ROLE" = remote ]; then
 	load_argv AGENT_ARGV "${CELL[2]}"
 	"$KVSWEEP_BIN" job etcd-wait --timeout "${KVSWEEP_ETCD_WAIT:-60s}" >"$CELL_DIR/remote/barrier.log" 2>&1
 	"$KVSWEEP_BIN" job barrier "$BARRIER" --count 2 --id remote >>"$CELL_DIR/remote/barrier.log" 2>&1
-	start_services remote 1 1
+	start_services remote 1
 	run_bg launch remote "${AGENT_ARGV[@]}" >"$CELL_DIR/remote/agent.log" 2>&1
 	# This pod's work ends with the head's.
 	until [ -e "$MEET/head.done" ]; do sleep 1; done
@@ -290,5 +291,5 @@ fi
 "$KVSWEEP_BIN" job publish-head --key "/kvsweep/cell/$CELL_ID/head" --value "$KVSWEEP_HEAD_ADDR"
 KVSWEEP_AGENT_URL=http://$KVSWEEP_REMOTE_ADDR:${KVSWEEP_AGENT_PORT:-8787}
 "$KVSWEEP_BIN" job barrier "$BARRIER" --count 2 --id head
-start_services head 0 0
+start_services head 0
 run_harness "${ARGV[@]}" --remote-worker "1=$KVSWEEP_AGENT_URL"
