@@ -29,7 +29,6 @@ type prober struct {
 	o       *bisectOpts
 	spec    string
 	pins    *imagebuild.Pins
-	repo    string // where the component's commits are: its checkout, or a mirror
 	filters []testrun.Filter
 	id      string
 
@@ -82,19 +81,19 @@ func (p *prober) state(ctx context.Context) (*bisect.State, error) {
 	args := p.o.args(p.spec)
 	st, err := bisect.Load(p.o.out)
 	if err != nil || st != nil {
+		// Going on with a bisect needs no repository: its commits are in
+		// its state.
 		if st != nil {
 			p.id = st.ID
 			err = st.Check(p.o.out, args)
-			if err == nil {
-				p.repo, err = p.source(ctx)
-			}
 		}
 		return st, err
 	}
-	if p.repo, err = p.source(ctx); err != nil {
+	repo, err := p.source(ctx)
+	if err != nil {
 		return nil, err
 	}
-	commits, err := bisect.Commits(ctx, p.repo, p.o.good, p.o.bad, p.o.all)
+	commits, err := bisect.Commits(ctx, repo, p.o.good, p.o.bad, p.o.all)
 	if err != nil {
 		return nil, err
 	}
