@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -52,7 +53,7 @@ func writeEvidence(b *bytes.Buffer, format string, r *testrun.Run) error {
 func writeEvidenceItem(b *bytes.Buffer, format string, e testrun.Evidence) {
 	what := e.Problem
 	if what == "" && (e.Size > 0 || e.Head != "") {
-		what = testrun.SizeText(e.Size)
+		what = sweep.Size(e.Size)
 	}
 	if format == "markdown" {
 		fmt.Fprintf(b, "- `%s`", strings.ReplaceAll(e.Path, "`", "'"))

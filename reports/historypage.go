@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -404,7 +405,7 @@ func xTicks(runs []*testrun.Run, xOf func(int) float64) []tick {
 }
 
 var historyPage = sync.OnceValue(func() *template.Template {
-	funcs := template.FuncMap{"add": func(a, b int) int { return a + b }, "sizeText": testrun.SizeText}
+	funcs := template.FuncMap{"add": func(a, b int) int { return a + b }, "sizeText": sweep.Size}
 	return template.Must(template.New("history").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>

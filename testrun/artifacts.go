@@ -44,7 +44,7 @@ func (r *Run) GatherArtifacts(dst string, max int64) (Gathered, error) {
 			return g, err
 		}
 	}
-	fmt.Fprintf(&listing, "\n%d files, %s, of %d cells that did not pass (at most %s)\n", g.Files, SizeText(g.Bytes), g.Cells, SizeText(max))
+	fmt.Fprintf(&listing, "\n%d files, %s, of %d cells that did not pass (at most %s)\n", g.Files, sweep.Size(g.Bytes), g.Cells, sweep.Size(max))
 	for _, l := range g.LeftOut {
 		fmt.Fprintf(&listing, "left out: %s\n", l)
 	}
@@ -84,7 +84,7 @@ func (g *Gathered) cell(sweepDir, dst string, c CellResult, max int64, listing *
 			g.LeftOut = append(g.LeftOut, p+" (not a regular file)")
 			continue
 		case g.Bytes+fi.Size() > max:
-			g.LeftOut = append(g.LeftOut, fmt.Sprintf("%s (%s: over the %s limit)", p, SizeText(fi.Size()), SizeText(max)))
+			g.LeftOut = append(g.LeftOut, fmt.Sprintf("%s (%s: over the %s limit)", p, sweep.Size(fi.Size()), sweep.Size(max)))
 			continue
 		}
 		n, err := copyIn(root, name, filepath.Join(dst, filepath.FromSlash(p)), fi.Size())
@@ -94,7 +94,7 @@ func (g *Gathered) cell(sweepDir, dst string, c CellResult, max int64, listing *
 		}
 		g.Files++
 		g.Bytes += n
-		fmt.Fprintf(listing, "  %s (%s)\n", p, SizeText(n))
+		fmt.Fprintf(listing, "  %s (%s)\n", p, sweep.Size(n))
 	}
 	return nil
 }

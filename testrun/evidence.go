@@ -3,7 +3,6 @@ package testrun
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -94,17 +93,4 @@ func head(b []byte) string {
 		h = h[:len(h)-1] // a rune cut at the 1 KiB mark
 	}
 	return string(h)
-}
-
-// SizeText is a size as people read it: 812 B, 12.3 KiB, 4.0 MiB.
-func SizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

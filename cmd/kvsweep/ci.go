@@ -16,6 +16,7 @@ import (
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -139,7 +140,7 @@ func (o *ciOpts) gather(e *env, run *testrun.Run) {
 		fmt.Fprintf(e.stderr, "kvsweep ci: gathering the artifacts into %s: %v\n", o.artifacts, err)
 		return
 	}
-	fmt.Fprintf(e.stderr, "kvsweep ci: %d file(s) (%s) of the %d cell(s) that did not pass gathered into %s", g.Files, testrun.SizeText(g.Bytes), g.Cells, o.artifacts)
+	fmt.Fprintf(e.stderr, "kvsweep ci: %d file(s) (%s) of the %d cell(s) that did not pass gathered into %s", g.Files, sweep.Size(g.Bytes), g.Cells, o.artifacts)
 	if len(g.LeftOut) > 0 {
 		fmt.Fprintf(e.stderr, "; %d left out (%s lists them)", len(g.LeftOut), filepath.Join(o.artifacts, "ARTIFACTS.txt"))
 	}

@@ -30,7 +30,7 @@ var Allowed = map[string][]string{
 	"result":             {"internal/jsonscan", "provenance", "sweep"},
 	"testrun":            {"clients", "hardware", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
 	"analysis":           {"internal/fail", "result", "testrun"},
-	"reports":            {"analysis", "internal/fail", "internal/table", "result", "testrun"},
+	"reports":            {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
 	"pgstore":            {"testrun"},
