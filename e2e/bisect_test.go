@@ -58,28 +58,9 @@ func newBisectFixture(t *testing.T) *bisectFixture {
 	pins := filepath.Join(tmp, "pins.yaml")
 	writeFile(t, pins, fmt.Sprintf("version: 1\nbase: %s\ndynamo: {repo: %s/dynamo.git, ref: %s}\nvllm_adapter: {repo: %s/adapter.git, ref: %s}\nkvcr: {path: %s}\nbuild_args: {NCCL_VERSION: \"2.27.3\"}\ndockerfile: %s\n",
 		base, git.URL, dynamo[0], git.URL, adapter[0], f.kvcr, df))
-	f.spec = writeSpec(t, tmp, fmt.Sprintf(`version: 1
-name: bisect-fixture
-container: {runtime: pyxis, image: %q, pins: pins.yaml}
-harness:
-  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
-topologies:
-  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 5m}}
-geometries: {g: {flags: {model: m}}}
-matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
-`, reg+"/e2e/bisect:unused"))
-	sweepMkdir(t, filepath.Join(tmp, "local"))
-	f.local = writeSpec(t, filepath.Join(tmp, "local"), fmt.Sprintf(`version: 1
-name: bisect-fixture-local
-scheduler: local
-container: {runtime: docker, image: %q, pins: ../pins.yaml}
-harness:
-  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
-topologies:
-  aggregated: {resources: {cpus_per_task: 1, time: 5m}}
-geometries: {g: {flags: {model: m}}}
-matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
-`, reg+"/e2e/bisect:unused"))
+	image := reg + "/e2e/bisect:unused" // each probe runs its own
+	f.spec = fixtureSpec(t, tmp, fmt.Sprintf("name: bisect-fixture\ncontainer: {runtime: pyxis, image: %q, pins: %s}\n", image, pins))
+	f.local = fixtureSpec(t, filepath.Join(tmp, "local"), fmt.Sprintf("name: bisect-fixture-local\nscheduler: local\ncontainer: {runtime: docker, image: %q, pins: %s}\n", image, pins))
 	f.localArgs = []string{"--component", "kvcr", "--push", reg + "/e2e/bisect", "--insecure-registry", "--buildkit-addr", addr}
 	f.args = []string{"--component", "kvcr", "--push", reg + "/e2e/bisect", "--pull-registry", strings.Split(nodes, "/")[0],
 		"--insecure-registry", "--media-types", "docker", "--buildkit-addr", addr, "--scheduler", "slurm", "--interval", "1s"}
@@ -87,11 +68,21 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC
 	return f
 }
 
-func sweepMkdir(t *testing.T, dir string) {
+// fixtureSpec writes, in dir, the fixture's spec with head (its name,
+// scheduler and container) and the cells every bisect of it runs: TC-01
+// and TC-06 on the aggregated topology, the harness the image carries.
+func fixtureSpec(t *testing.T, dir, head string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return writeSpec(t, dir, "version: 1\n"+head+`harness:
+  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
+topologies:
+  aggregated: {resources: {gpus_per_node: 0, cpus_per_task: 1, mem: 200M, time: 5m}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
+`)
 }
 
 func writeFile(t *testing.T, path, s string) {
@@ -130,7 +121,7 @@ func kvcrHistory(t *testing.T, dir string) []string {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	sweepFile := func(name, s string, mode os.FileMode) {
+	put := func(name, s string, mode os.FileMode) {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -160,17 +151,17 @@ func kvcrHistory(t *testing.T, dir string) []string {
 		}
 		_ = os.RemoveAll(filepath.Join(dir, "sysroot"))
 		_ = os.Remove(filepath.Join(dir, "kvcr.txt"))
-		sweepFile("bisect-sim.sh", string(sim), 0o755)
-		sweepFile("behaviour", behaviour, 0o644)
+		put("bisect-sim.sh", string(sim), 0o755)
+		put("behaviour", behaviour, 0o644)
 		for name, b := range sysroot {
-			sweepFile(name, string(b), 0o755)
+			put(name, string(b), 0o755)
 		}
-		sweepFile("counter", fmt.Sprint(i), 0o644)
+		put("counter", fmt.Sprint(i), 0o644)
 		if i != brokenCommit {
-			sweepFile("kvcr.txt", "kvcr\n", 0o644)
+			put("kvcr.txt", "kvcr\n", 0o644)
 		}
 		if i == infraCommit {
-			sweepFile("sysroot/bin/sh", "not a shell\n", 0o644)
+			put("sysroot/bin/sh", "not a shell\n", 0o644)
 		}
 		git("add", "-A")
 		git("commit", "-q", "-m", subject)
@@ -263,20 +254,8 @@ func TestBisect(t *testing.T) {
 	// on Kubernetes, their sweeps on the volume the pods mount.
 	k := kubeTestCluster(t)
 	kdir := k.sweepDir(t, "bisect")
-	sweepMkdir(t, kdir)
-	kspec := writeSpec(t, kdir, fmt.Sprintf(`version: 1
-name: bisect-fixture-k8s
-scheduler: k8s
-kubernetes:
-  volume: {host_path: %s}
-container: {image: %q, pins: %s}
-harness:
-  command: [/opt/kvcr/bisect-sim.sh, --results-dir, "{{.CellDir}}"]
-topologies:
-  aggregated: {resources: {cpus_per_task: 1, time: 5m}}
-geometries: {g: {flags: {model: m}}}
-matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC-06]}
-`, k.sweeps, os.Getenv("KVSWEEP_REGISTRY")+"/e2e/bisect:unused", filepath.Join(filepath.Dir(f.spec), "pins.yaml")))
+	kspec := fixtureSpec(t, kdir, fmt.Sprintf("name: bisect-fixture-k8s\nscheduler: k8s\nkubernetes: {volume: {host_path: %s}}\ncontainer: {image: %q, pins: %s}\n",
+		k.sweeps, os.Getenv("KVSWEEP_REGISTRY")+"/e2e/bisect:unused", filepath.Join(filepath.Dir(f.spec), "pins.yaml")))
 	out, errs, err = kvsweep(t, cluster{}, nil, append(append([]string{"bisect", kspec}, f.localArgs...),
 		"--good", f.shas[25], "--bad", f.shas[40], "--out", filepath.Join(kdir, "premise"), "--store", store, "--interval", "1s")...)
 	if err == nil || !strings.Contains(errs, "the good commit "+f.shas[25][:12]+" is in fact bad") || !strings.Contains(out+errs, "submitted 1 cells of sweep") {
