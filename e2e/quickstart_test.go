@@ -34,7 +34,7 @@ import (
 // RUN), builds twice to one digest, passes image verify, and a 4-cell
 // sweep in it under pyxis collects 4 OK rows naming the digest and the
 // commits; under docker, a cell writes its files as the image's runtime
-// user, not root.
+// user, not root. Then a pull request's lane on it (prLane).
 func TestQuickStartDockerfile(t *testing.T) {
 	c := clusters(t)[0]
 	reg, addr, qsBase := os.Getenv("KVSWEEP_REGISTRY"), os.Getenv("KVSWEEP_BUILDKIT_ADDR"), os.Getenv("KVSWEEP_QS_BASE")
@@ -90,10 +90,11 @@ build_args:
 	if out := mustKvsweep(t, c, "image", "build", "--check", "--pins", pins, "--insecure-registry", "--buildkit-addr", addr); !strings.Contains(out, "no findings") {
 		t.Errorf("image build --check of the shipped Dockerfile:\n%s", out)
 	}
-	ref := reg + "/qs/kvcr:1"
+	ref, main := reg+"/qs/kvcr:1", reg+"/qs/kvcr:main"
 	var digests []string
-	for range 2 {
-		out, errs, err := kvsweep(t, c, nil, "image", "build", "--pins", pins, "--push", ref, "--insecure-registry",
+	// The second build is the image workflow's tag of main: the same image.
+	for _, push := range []string{ref, main} {
+		out, errs, err := kvsweep(t, c, nil, "image", "build", "--pins", pins, "--push", push, "--insecure-registry",
 			"--buildkit-addr", addr, "--progress", "plain", "--media-types", "docker")
 		if err != nil {
 			t.Fatalf("building the shipped Dockerfile: %v\n%s%s", err, out, lastLines(errs, 60))
@@ -132,6 +133,7 @@ build_args:
 	dir := stagedSweep(t, c, "pyxis", image, expect, filepath.Join(tmp, "images"), 4)
 	checkStagedRun(t, dir, 4, digests[0], in.Revisions)
 	runsAsRuntimeUser(t, c, image)
+	prLane(t, c, main, digests[0], in.Revisions, kvcr)
 }
 
 // runsAsRuntimeUser runs a cell of the image under docker as the image's

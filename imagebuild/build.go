@@ -55,7 +55,7 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	// kvsweep's checks before every build; BuildKit's own run in it
-	// (BUILDKIT_DOCKERFILE_CHECK below).
+	// (solveImage sets BUILDKIT_DOCKERFILE_CHECK).
 	if fs, err := Check(r); err != nil {
 		return nil, err
 	} else if len(fs) > 0 {
@@ -73,20 +73,22 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	// BuildKit's own Dockerfile checks fail the build, whatever the
-	// Dockerfile's "# check=" directive says.
-	attrs := maps.Clone(plan.FrontendAttrs)
-	attrs["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "error=true"
-	solve := client.SolveOpt{
-		Frontend:      "dockerfile.v0",
-		FrontendAttrs: attrs,
-		CacheExports:  o.cacheTo,
-		CacheImports:  o.cacheFrom,
-	}
+	solve := client.SolveOpt{Frontend: "dockerfile.v0", FrontendAttrs: maps.Clone(plan.FrontendAttrs)}
 	if err := localMounts(&solve, r, plan, tmp); err != nil {
 		return nil, err
 	}
-	squash := exports(&solve, o, r, plan, tmp)
+	return solveImage(ctx, c, solve, o, plan.Revisions, tmp)
+}
+
+// solveImage runs a solve whose frontend and local sources are set, with
+// the outputs, cache and auth of o, and writes what comes after it (the
+// squashfs files, the metadata file). rv is what the image records.
+func solveImage(ctx context.Context, c *client.Client, solve client.SolveOpt, o *options, rv provenance.SourceRevisions, tmp string) (*Result, error) {
+	// BuildKit's own Dockerfile checks fail the build, whatever the
+	// Dockerfile's "# check=" directive says.
+	solve.FrontendAttrs["build-arg:BUILDKIT_DOCKERFILE_CHECK"] = "error=true"
+	solve.CacheExports, solve.CacheImports = o.cacheTo, o.cacheFrom
+	squash := exports(&solve, o, rv, tmp)
 	cfg := config.LoadDefaultConfigFile(io.Discard)
 	solve.Session = []session.Attachable{authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
 		AuthConfigProvider: authprovider.LoadAuthConfig(cfg)})}
@@ -94,7 +96,7 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Digest: resp.ExporterResponse["containerimage.digest"], Revisions: plan.Revisions, Outputs: o.outputs}
+	res := &Result{Digest: resp.ExporterResponse["containerimage.digest"], Revisions: rv, Outputs: o.outputs}
 	return res, writeOutputs(ctx, res, o, squash)
 }
 
@@ -129,28 +131,15 @@ func buildOptions(opts []Option) (*options, error) {
 // (source-revisions.json, the embedded Dockerfile unless the pins name
 // one) and mounts it with the KVCR checkout as the solve's local sources.
 func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) error {
-	revJSON, err := json.MarshalIndent(plan.Revisions, "", "  ")
+	provDir, err := writeRevisions(tmp, plan.Revisions)
 	if err != nil {
 		return err
 	}
-	provDir := filepath.Join(tmp, "provenance")
-	if err := os.MkdirAll(provDir, 0o755); err != nil {
+	dfDir, err := dockerfileDir(tmp, r.Dockerfile, templates.QuickStartDockerfile())
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(provDir, "source-revisions.json"), append(revJSON, '\n'), 0o644); err != nil {
-		return err
-	}
-	dfPath := r.Dockerfile
-	if dfPath == "" {
-		dfPath = filepath.Join(tmp, "dockerfile", "Dockerfile")
-		if err := os.MkdirAll(filepath.Dir(dfPath), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dfPath, templates.QuickStartDockerfile(), 0o644); err != nil {
-			return err
-		}
-	}
-	mounts := map[string]string{"dockerfile": filepath.Dir(dfPath), "provenance": provDir}
+	mounts := map[string]string{"dockerfile": dfDir, "provenance": provDir}
 	if r.PythonLock != nil {
 		// The bytes that were hashed, as the one name the Dockerfile copies.
 		lockDir := filepath.Join(tmp, "python_lock")
@@ -165,7 +154,44 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 	if kv := r.Revisions[KVCR]; kv.Path != "" {
 		mounts["context"] = kv.Path
 	}
-	solve.FrontendAttrs["filename"] = filepath.Base(dfPath)
+	return mount(solve, mounts, r.Dockerfile)
+}
+
+// writeRevisions writes rv as source-revisions.json into tmp/provenance,
+// the named context the Dockerfile copies it from.
+func writeRevisions(tmp string, rv provenance.SourceRevisions) (string, error) {
+	revJSON, err := json.MarshalIndent(rv, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(tmp, "provenance")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "source-revisions.json"), append(revJSON, '\n'), 0o644)
+}
+
+// dockerfileDir is the directory of the Dockerfile at path, or, for "",
+// of the embedded one written under tmp.
+func dockerfileDir(tmp, path string, embedded []byte) (string, error) {
+	if path != "" {
+		return filepath.Dir(path), nil
+	}
+	dir := filepath.Join(tmp, "dockerfile")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "Dockerfile"), embedded, 0o644)
+}
+
+// mount makes the directories the solve's local sources; "context" (the
+// KVCR checkout) without its .git, which differs between clones of one
+// commit. dockerfile is the Dockerfile's path ("" for the embedded one).
+func mount(solve *client.SolveOpt, mounts map[string]string, dockerfile string) error {
+	solve.FrontendAttrs["filename"] = "Dockerfile"
+	if dockerfile != "" {
+		solve.FrontendAttrs["filename"] = filepath.Base(dockerfile)
+	}
 	solve.LocalMounts = map[string]fsutil.FS{}
 	for name, dir := range mounts {
 		fs, err := fsutil.NewFS(dir)
@@ -173,7 +199,6 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 			return fmt.Errorf("%s: %w", dir, err)
 		}
 		if name == "context" {
-			// The checkout's .git differs between clones of one commit.
 			if fs, err = fsutil.NewFilterFS(fs, &fsutil.FilterOpt{ExcludePatterns: []string{".git"}}); err != nil {
 				return err
 			}
@@ -185,14 +210,14 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 
 // exports adds an exporter per output; it returns the directory the
 // root file system is exported to for squashfs outputs ("" if none).
-func exports(solve *client.SolveOpt, o *options, r *Resolved, plan *Plan, tmp string) (squash string) {
+func exports(solve *client.SolveOpt, o *options, rv provenance.SourceRevisions, tmp string) (squash string) {
 	for _, out := range o.outputs {
 		attrs := map[string]string{"rewrite-timestamp": "true"}
 		if o.dockerMediaTypes {
 			// Docker's manifest has no annotations; the labels carry the record.
 			attrs["oci-mediatypes"] = "false"
 		} else {
-			for k, v := range ociLabels(plan.Revisions) {
+			for k, v := range ociLabels(rv) {
 				attrs["annotation."+k] = v
 			}
 		}
@@ -208,7 +233,7 @@ func exports(solve *client.SolveOpt, o *options, r *Resolved, plan *Plan, tmp st
 			typ := client.ExporterOCI
 			if out.Kind == "docker" {
 				typ = client.ExporterDocker
-				attrs["name"] = "kvcr-quick-start:" + shortCommit(r.Revisions[KVCR].Commit)
+				attrs["name"] = "kvcr-quick-start:" + shortCommit(rv.Components[KVCR].Commit)
 			}
 			solve.Exports = append(solve.Exports, client.ExportEntry{Type: typ, Attrs: attrs,
 				Output: func(map[string]string) (io.WriteCloser, error) { return os.Create(dest) }})

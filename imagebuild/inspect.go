@@ -26,6 +26,7 @@ type Inspection struct {
 	Ref         string                      `json:"ref"`
 	Digest      string                      `json:"digest"`
 	Labels      map[string]string           `json:"labels"`
+	User        string                      `json:"user,omitempty"` // the config's, as USER set it
 	Annotations map[string]string           `json:"annotations,omitempty"`
 	Revisions   *provenance.SourceRevisions `json:"source_revisions"`
 }
@@ -52,7 +53,7 @@ func Inspect(ctx context.Context, ref string, opts ...Option) (*Inspection, erro
 	if err != nil {
 		return nil, err
 	}
-	in.Labels = cf.Config.Labels
+	in.Labels, in.User = cf.Config.Labels, cf.Config.User
 	if m, err := img.Manifest(); err == nil {
 		in.Annotations = m.Annotations
 	}

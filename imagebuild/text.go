@@ -23,7 +23,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	return nil
 }
 
-// Describe is "dynamo@COMMIT vllm_adapter@COMMIT kvcr@COMMIT[+dirty] on BASE@DIGEST".
+// Describe is "dynamo@COMMIT vllm_adapter@COMMIT kvcr@COMMIT[+dirty] on
+// BASE@DIGEST", with ", layered on IMAGE@DIGEST" for a layered image.
 func Describe(rv *provenance.SourceRevisions) string {
 	var parts []string
 	for _, n := range []string{Dynamo, VLLMAdapter, KVCR} {
@@ -34,7 +35,11 @@ func Describe(rv *provenance.SourceRevisions) string {
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, " ") + " on " + rv.Base.Name + "@" + rv.Base.Digest
+	s := strings.Join(parts, " ") + " on " + rv.Base.Name + "@" + rv.Base.Digest
+	if l := rv.LayeredOn; l != nil {
+		s += ", layered on " + l.Name + "@" + l.Digest
+	}
+	return s
 }
 
 // WriteText prints what an image records: digest, base, builder, each
@@ -47,6 +52,9 @@ func (in *Inspection) WriteText(w io.Writer) {
 			b = *rv.Builder
 		}
 		fmt.Fprintf(w, "base:    %s@%s\ncreated: %s\nbuilder: kvsweep %s, BuildKit %s\n", rv.Base.Name, rv.Base.Digest, rv.Created, b.Kvsweep, b.BuildKit)
+		if l := rv.LayeredOn; l != nil {
+			fmt.Fprintf(w, "layered on: %s@%s (replaced: %s)\n", l.Name, l.Digest, strings.Join(l.Replaced, ", "))
+		}
 		for _, n := range []string{Dynamo, VLLMAdapter, KVCR} {
 			c := rv.Components[n]
 			dirty := ""

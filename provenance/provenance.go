@@ -44,6 +44,17 @@ type SourceRevisions struct {
 	Created       string               `json:"created,omitempty"` // SOURCE_DATE_EPOCH, RFC 3339
 	// PythonLock is the lock file of the image's Python inputs.
 	PythonLock *File `json:"python_lock,omitempty"`
+	// LayeredOn is the image a layered build (kvsweep image layer)
+	// started from; nil for an image built from pins.
+	LayeredOn *Layer `json:"layered_on,omitempty"`
+}
+
+// Layer is the image a layered build started from: every component but
+// Replaced is as that image recorded it.
+type Layer struct {
+	Name     string   `json:"name"`
+	Digest   string   `json:"digest"`
+	Replaced []string `json:"replaced"`
 }
 
 // File is an input file of the build, by name and content hash.

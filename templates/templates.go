@@ -1,6 +1,6 @@
 // Package templates holds the text/template files kvsweep renders: the
 // Slurm job script (templates/sbatch/*.tmpl) and, for image builds, the
-// quick-start Dockerfile.
+// quick-start Dockerfile and the KVCR layer's.
 //
 // The job script is "job.sbatch.tmpl". It calls named templates that a site
 // can replace one by one: "launch/RUNTIME" defines the shell function that
@@ -27,6 +27,13 @@ var quickStart []byte
 // QuickStartDockerfile is the embedded quick-start Dockerfile, the default
 // of kvsweep image build.
 func QuickStartDockerfile() []byte { return quickStart }
+
+//go:embed Dockerfile.kvcr-layer
+var kvcrLayer []byte
+
+// KVCRLayerDockerfile is the embedded Dockerfile of kvsweep image layer:
+// a KVCR checkout installed over a quick-start image.
+func KVCRLayerDockerfile() []byte { return kvcrLayer }
 
 // JobTemplate is the name of the job script template.
 const JobTemplate = "job.sbatch.tmpl"

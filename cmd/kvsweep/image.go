@@ -163,6 +163,15 @@ type imageOpts struct {
 }
 
 func buildFlags(fs *pflag.FlagSet) *imageOpts {
+	o := outputFlags(fs)
+	fs.BoolVar(&o.check, "check", false, "run the checks every build runs first (kvsweep's and BuildKit's), print the findings; build nothing")
+	o.resolveFlags(fs)
+	return o
+}
+
+// outputFlags are the flags of where an image goes and how it is built,
+// shared by image build and image layer.
+func outputFlags(fs *pflag.FlagSet) *imageOpts {
 	o := &imageOpts{}
 	fs.StringVar(&o.addr, "buildkit-addr", "", "buildkitd address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+imagebuild.DefaultAddr+")")
 	fs.StringVar(&o.progress, "progress", "auto", "BuildKit progress: auto, tty, plain or quiet")
@@ -172,9 +181,7 @@ func buildFlags(fs *pflag.FlagSet) *imageOpts {
 	fs.StringArrayVar(&o.cacheTo, "cache-to", nil, "export cache: type=registry,ref=R[,mode=max] or type=local,dest=DIR")
 	fs.StringVar(&o.metadata, "metadata-file", "", "write the source revisions and the pushed digest to FILE")
 	fs.StringVar(&o.mediaTypes, "media-types", "oci", "manifest media types: oci, or docker for clients and registries that need Docker's (docs/image.md)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved pins and frontend attributes; build nothing")
-	fs.BoolVar(&o.check, "check", false, "run the checks every build runs first (kvsweep's and BuildKit's), print the findings; build nothing")
-	o.resolveFlags(fs)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved revisions and frontend attributes; build nothing")
 	return o
 }
 
@@ -249,13 +256,15 @@ func init() { register(imageCmd) }
 
 var imageCmd = &command{
 	name:    "image",
-	args:    "build|inspect|verify|prune [flags]",
-	summary: "Build, inspect, verify and prune the quick-start image",
+	args:    "build|layer|resolve|inspect|verify|prune [flags]",
+	summary: "Build, layer, resolve, inspect, verify and prune the quick-start image",
 	help: `  kvsweep image build --pins pins.yaml --push REG/kvcr:TAG
+  kvsweep image resolve REG/kvcr:main
+  kvsweep image layer --on REG/kvcr:main --kvcr ../kvcr --push REG/kvcr:pr-123
   kvsweep image inspect REG/kvcr:TAG
   kvsweep image verify REG/kvcr:TAG --pins pins.yaml
   kvsweep image prune --staging /shared/kvsweep-images --unused-for 336h
 
 Run 'kvsweep help image SUBCOMMAND' for each one's flags.`,
-	subs: append(imageCommands, imagePruneCmd),
+	subs: append(imageCommands, imageLayerCmd, imageResolveCmd, imagePruneCmd),
 }

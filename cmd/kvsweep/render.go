@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -44,6 +47,7 @@ must be on the volume the pods mount (kubernetes.volume.path).`,
 type renderOpts struct {
 	out, templates, sweepID string
 	image, revisions        string
+	expect                  []string
 	maxArray                int
 	noArray, offline        bool
 	insecure                bool
@@ -62,6 +66,7 @@ func renderFlags(fs *pflag.FlagSet) *renderOpts {
 	fs.BoolVar(&o.offline, "offline", false, "keep a tag-only container.image as it is (by default it is resolved to the digest its registry serves)")
 	fs.BoolVar(&o.insecure, "insecure-registry", false, "the image's registry speaks plain HTTP")
 	fs.StringVar(&o.image, "image", "", "run this image instead of the spec's container.image (a CI job's freshly built one)")
+	fs.StringArrayVar(&o.expect, "expect", nil, "COMPONENT=COMMIT: the image must record this commit (a pull request's, on a layered image), over container.pins and container.expect (repeatable)")
 	fs.StringVar(&o.revisions, "revisions", "", "revisions file: run every cell once per revision set (a PR stack, a commit range), each in an image built from the pins at those revisions")
 	return o
 }
@@ -77,6 +82,9 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	}
 	opts := render.Options{SweepID: o.sweepID, TemplatesDir: o.templates, MaxArraySize: o.maxArray,
 		NoArray: o.noArray, Version: version(), NoBinary: noBinary, Objects: renderObjects}
+	if err := o.expectFlags(spec); err != nil {
+		return err
+	}
 	if o.revisions != "" {
 		if spec, cells, err = o.withRevisions(e, spec, specPath, src, &opts); err != nil {
 			return err
@@ -99,6 +107,34 @@ func (o *renderOpts) render(e *env, specPath string) error {
 	fmt.Fprintf(e.stdout, "rendered sweep %s: %d cells in %d job scripts under %s\n", m.SweepID, len(m.Cells), len(m.Jobs), o.out)
 	return nil
 }
+
+// expectFlags puts the --expect commits into the spec's container.expect,
+// over what it says (and so over container.pins).
+func (o *renderOpts) expectFlags(spec *matrix.Spec) error {
+	if len(o.expect) == 0 {
+		return nil
+	}
+	if o.revisions != "" {
+		return usagef("--expect with --revisions: each revision set's image records its own commits")
+	}
+	for _, kv := range o.expect {
+		comp, commit, ok := strings.Cut(kv, "=")
+		if !ok || !componentName.MatchString(comp) || !fullCommit.MatchString(commit) {
+			return usagef("--expect %q: expected COMPONENT=COMMIT, a component name (dynamo, vllm_adapter, kvcr) and a full commit (40 or 64 hexadecimal digits)", kv)
+		}
+		if spec.Container.Expect == nil {
+			spec.Container.Expect = map[string]string{}
+		}
+		spec.Container.Expect[comp] = commit
+	}
+	spec.Container.ExpectKeys = slices.Sorted(maps.Keys(spec.Container.Expect))
+	return nil
+}
+
+var (
+	componentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	fullCommit    = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+)
 
 // withRevisions builds the images of the --revisions file's sets and
 // expands the spec once per set.
