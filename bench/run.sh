@@ -7,14 +7,15 @@
 # date and the machine. Needs root, like scripts/test.sh.
 #
 #   bench/run.sh            everything
-#   bench/run.sh collect    only some: render, submit, collect, image, staging, history
+#   bench/run.sh collect    only some: render, submit, collect, image, staging, history,
+#                           paced, followers, sweep, kube
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
 # Slots 50-65: beside the test slots (0-49), and low enough for the
 # clusters' FirstJobId (slot x 1,000,000) to stay under Slurm's MaxJobId.
 export KVSWEEP_TEST_SLOT=${KVSWEEP_TEST_SLOT:-$((50 + $$ % 16))}
-[ $# -gt 0 ] || set -- render submit collect image
+[ $# -gt 0 ] || set -- render submit collect image paced followers sweep kube
 out=$(mktemp)
 started=()
 stop() {
@@ -84,8 +85,41 @@ for b in "$@"; do
 		section "image builds against buildctl"
 		bench/image.sh | tee -a "$out"
 		;;
+	paced)
+		need slurm
+		section "a sweep of ${PACED_CELLS:-20000} cells larger than the queue lets in (once)"
+		bench/scale.sh paced "${PACED_CELLS:-20000}" | tee -a "$out"
+		;;
+	followers)
+		need slurm
+		section "20 sweeps followed at once: controller calls per interval, shared polls vs not ($RUNS runs)"
+		bench/scale.sh followers | tee -a "$out"
+		;;
+	sweep)
+		need slurm
+		section "a whole small sweep against sbatch --wait ($RUNS runs)"
+		bench/scale.sh sweep | tee -a "$out"
+		;;
+	kube)
+		need runtime
+		need slurm
+		need buildkit
+		need k8s
+		section "Kubernetes at 1,000 cells: submit against creating the same Jobs, one poll of 1,000 pods ($RUNS runs)"
+		go test ./e2e -run XXX -bench KubeScale -benchtime 1x -count "$RUNS" -timeout 60m >"$out.kube"
+		for what in submit/kvsweep submit/create poll; do
+			for unit in ms/submit ms/poll requests/submit requests/poll calls/poll; do
+				grep "^BenchmarkKubeScale/$what-" "$out.kube" |
+					awk -v u="$unit" '{for (i = 3; i < NF; i += 2) if ($(i + 1) == u) print $i}' | sort -g |
+					awk -v w="$what" -v u="$unit" 'NR > 0 {v[NR] = $1} END {if (NR) printf "k8s %s: %s median %g (min %g, max %g) of %d\n", w, u, v[int((NR + 1) / 2)], v[1], v[NR], NR}'
+			done
+		done | tee "$out.k"
+		cat "$out.k" >>"$out"
+		awk '$2 == "submit/kvsweep:" && $3 == "ms/submit" {a = $5} $2 == "submit/create:" && $3 == "ms/submit" {b = $5} END {printf "ratio k8s submit of 1,000 cells / creating the same Jobs: %.2fx (target: at most 1.5x)\n", a / b}' "$out.k" | tee -a "$out"
+		rm -f "$out.kube" "$out.k"
+		;;
 	*)
-		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image, staging, history)" >&2
+		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image, staging, history, paced, followers, sweep, kube)" >&2
 		exit 2
 		;;
 	esac

@@ -36,7 +36,7 @@ type kubeCluster struct {
 	sweeps string
 }
 
-func kubeTestCluster(t *testing.T) kubeCluster {
+func kubeTestCluster(t testing.TB) kubeCluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs the Kubernetes cluster of scripts/k8s-env.sh (not with -short)")
@@ -73,7 +73,7 @@ geometries: {g: {flags: {model: m}}}
 
 // sweepDir is a new sweep directory on the volume the pods mount,
 // removed when the test ends (files the pods wrote as root included).
-func (k kubeCluster) sweepDir(t *testing.T, name string) string {
+func (k kubeCluster) sweepDir(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(k.sweeps, name+"-")
 	if err != nil {
@@ -173,8 +173,24 @@ matrix:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := scheduler.Status(t.Context(), dir, sched); err != nil || sched.(*k8s.Kube).Calls != 2 {
-			t.Errorf("one status: %d API calls (%v), want 2", sched.(*k8s.Kube).Calls, err)
+		unpaged, _, err := scheduler.Status(t.Context(), dir, sched)
+		if kube := sched.(*k8s.Kube); err != nil || kube.Calls != 2 || kube.Requests() != 2 {
+			t.Errorf("one status: %d API calls, %d requests (%v), want 2", kube.Calls, kube.Requests(), err)
+		}
+		// Paged: two list calls still, in pages of two objects (3 Jobs:
+		// two pages; 6 pods: three, or four when the last page is
+		// empty), with the same answer.
+		_, sched, err = scheduler.Open(dir, scheduler.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched.(*k8s.Kube).PageSize = 2
+		paged, _, err := scheduler.Status(t.Context(), dir, sched)
+		if kube := sched.(*k8s.Kube); err != nil || kube.Calls != 2 || kube.Requests() < 5 || kube.Requests() > 7 {
+			t.Errorf("one paged status: %d API calls in %d requests (%v), want 2 in 5 to 7 pages", kube.Calls, kube.Requests(), err)
+		}
+		if fmt.Sprint(paged) != fmt.Sprint(unpaged) {
+			t.Errorf("the paged status differs:\n%v\n%v", paged, unpaged)
 		}
 		m, err := sweep.ReadManifest(dir)
 		if err != nil {

@@ -221,6 +221,11 @@ func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 		yamlpos.F("qos", func(n ast.Node, w string) { c.QOS = d.sbatchLine(n, w) }),
 		yamlpos.F("reservation", func(n ast.Node, w string) { c.Reservation = d.sbatchLine(n, w) }),
 		yamlpos.F("constraint", func(n ast.Node, w string) { c.Constraint = d.sbatchLine(n, w) }),
+		yamlpos.F("max_queued", func(n ast.Node, w string) {
+			if c.MaxQueued = d.Integer(n, w); c.MaxQueued < 1 {
+				d.Errorf(n, "%s: %d is not a number of tasks (expected 1 or more)", w, c.MaxQueued)
+			}
+		}),
 		yamlpos.F("sbatch", func(n ast.Node, w string) {
 			for i, it := range d.List(n, w) {
 				wi := fmt.Sprintf("%s[%d]", w, i)

@@ -167,6 +167,9 @@ type Cluster struct {
 	QOS         string
 	Reservation string
 	Constraint  string
+	// MaxQueued bounds the tasks of the user queued at once, for a site
+	// whose submit limits the user cannot read (0: read them).
+	MaxQueued int
 	// Extra are additional sbatch options ("--exclusive"), one #SBATCH line each.
 	Extra []string
 }

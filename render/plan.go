@@ -77,6 +77,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	}
 	m.Validity = validity(spec)
 	m.RetryInfra = spec.Retry.Infra
+	m.QOS, m.Account, m.MaxQueued = spec.Cluster.QOS, spec.Cluster.Account, spec.Cluster.MaxQueued
 	m.ResultAdapter = spec.Harness.ResultAdapter
 	m.Native = native(spec.Harness.Native)
 	if t := spec.Telemetry; t != nil {

@@ -22,6 +22,10 @@ type Config struct {
 	GPUs string
 	// Log receives retry notices and the local executor's messages.
 	Log io.Writer
+	// KubeQPS and KubeBurst are the Kubernetes client's rate limit
+	// (requests per second, and the burst above it); 0 for the defaults.
+	KubeQPS   float32
+	KubeBurst int
 }
 
 // Open reads the manifest of the sweep in dir and returns the scheduler

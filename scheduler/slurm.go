@@ -35,6 +35,12 @@ type Slurm struct {
 	// foreignSeen is what Poll has logged of other jobs' answers, so
 	// each is said once.
 	foreignSeen map[string]bool
+	// Cache, when set, shares polls with the user's other followers of
+	// the cluster (SharePolls sets it).
+	Cache *PollCache
+	// limits are the queue limits Room read, by QOS and account.
+	limitsMu sync.Mutex
+	limits   map[string]*slurmLimits
 }
 
 // Name implements Scheduler.
@@ -197,28 +203,43 @@ const maxSlurmConfSize = 4 << 20
 // the file cannot say (unreadable, an Include, a value that is not a
 // number), for the caller to ask the controller.
 func maxArrayFromConf(path string) (n int, ok bool) {
-	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), maxSlurmConfSize)
-	if err != nil {
+	m, ok := confValues(path, map[string]bool{"maxarraysize": true})
+	if !ok {
 		return 0, false
 	}
-	n = sweep.DefaultMaxArraySize
+	v, set := m["maxarraysize"]
+	if !set {
+		return sweep.DefaultMaxArraySize, true
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 1 {
+		return n, true
+	}
+	return 0, false
+}
+
+// confValues reads the wanted keys (lower case) of the slurm.conf at
+// path, by their lower-case names; ok is false when the file cannot say
+// (unreadable, or an Include that may set them elsewhere).
+func confValues(path string, want map[string]bool) (map[string]string, bool) {
+	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), maxSlurmConfSize)
+	if err != nil {
+		return nil, false
+	}
+	m := map[string]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		fields := strings.Fields(line)
 		if len(fields) > 0 && strings.EqualFold(fields[0], "include") {
-			return 0, false
+			return nil, false
 		}
 		for _, f := range fields {
 			k, v, _ := strings.Cut(f, "=")
-			if !strings.EqualFold(k, "MaxArraySize") {
-				continue
-			}
-			if n, err = strconv.Atoi(v); err != nil || n < 1 {
-				return 0, false
+			if k = strings.ToLower(k); want[k] {
+				m[k] = v
 			}
 		}
 	}
-	return n, true
+	return m, true
 }
 
 // SubmitArgs is the sbatch command line of a request, without "sbatch".
@@ -327,14 +348,53 @@ func accountingDisabled(err error) bool {
 	return errors.As(err, &se) && strings.Contains(strings.ToLower(se.Msg), "accounting storage is disabled")
 }
 
-// Poll asks Slurm for every task of the given (array) jobs: one sacct call
+// SharePolls makes Poll share its answers with the user's other followers
+// of this cluster, taking none older than every (Watch calls it with its
+// interval). $KVSWEEP_POLL_CACHE=off turns it off.
+func (s *Slurm) SharePolls(every time.Duration) {
+	if path := PollCachePath(s.Env); path != "" && every > 0 {
+		s.Cache = &PollCache{Path: path, MaxAge: every}
+	}
+}
+
+// Poll implements Scheduler: through the shared cache when SharePolls
+// set one, else directly (poll); what it left out of jobs' answers as
+// another job's is said once.
+func (s *Slurm) Poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
+	var p *Poll
+	var err error
+	if s.Cache != nil && len(jobs) > 0 {
+		p, err = s.Cache.Poll(ctx, jobs, s.poll)
+	} else {
+		p, err = s.poll(ctx, jobs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var fresh []string
+	for _, f := range p.Foreign {
+		if !s.foreignSeen[f] {
+			if s.foreignSeen == nil {
+				s.foreignSeen = map[string]bool{}
+			}
+			s.foreignSeen[f] = true
+			fresh = append(fresh, f)
+		}
+	}
+	if len(fresh) > 0 && s.Log != nil {
+		fmt.Fprintf(s.Log, "kvsweep: ignored what Slurm said of job ids now held by other jobs (the cluster's job ids were reset?): %s\n", strings.Join(fresh, ", "))
+	}
+	return p, nil
+}
+
+// poll asks Slurm for every task of the given (array) jobs: one sacct call
 // for all of them, and one squeue call for pending reasons and for the
 // states Slurm still holds where accounting is off. sacct is bounded by
 // the earliest submission time and asked for every record of each id
 // (--duplicates); a row whose job name is not the one submitted under
 // that id belongs to another job (the cluster's ids were reset) and is
 // left out, and so is such a row of squeue.
-func (s *Slurm) Poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
+func (s *Slurm) poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
 	p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
 	if len(jobs) == 0 {
 		return p, nil
@@ -385,19 +445,6 @@ func (s *Slurm) Poll(ctx context.Context, jobs []PollJob) (*Poll, error) {
 			ts.Reason = ""
 		}
 		p.merge(f[0], ts)
-	}
-	var fresh []string
-	for _, f := range p.Foreign {
-		if !s.foreignSeen[f] {
-			if s.foreignSeen == nil {
-				s.foreignSeen = map[string]bool{}
-			}
-			s.foreignSeen[f] = true
-			fresh = append(fresh, f)
-		}
-	}
-	if len(fresh) > 0 && s.Log != nil {
-		fmt.Fprintf(s.Log, "kvsweep: ignored what Slurm said of job ids now held by other jobs (the cluster's job ids were reset?): %s\n", strings.Join(fresh, ", "))
 	}
 	return p, nil
 }

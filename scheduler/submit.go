@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,9 @@ type SubmitOptions struct {
 	Overrides    map[string]string
 	// Exclude lists nodes no job of this submission may run on.
 	Exclude []string
+	// MaxQueued bounds the tasks the user has queued at once (over the
+	// manifest's max_queued); 0 leaves it to the scheduler's limits.
+	MaxQueued int
 	// DryRun prints the sbatch command lines to Out and changes nothing.
 	DryRun bool
 	Out    io.Writer
@@ -61,6 +65,12 @@ type SubmitReport struct {
 	JobIDs    []string
 	// Final is every cell's state after a Queue scheduler ran the tasks.
 	Final []CellStatus
+	// Waiting is how many chosen cells were left for later: the queue
+	// had no room for them (Room says which limit; nil when none applies),
+	// or sbatch refused them for a submit limit (Refused, its message).
+	Waiting int
+	Room    *Room
+	Refused string
 }
 
 // Submit submits the cells of the sweep in dir that need it, exactly once,
@@ -132,6 +142,11 @@ func submit(ctx context.Context, j *sweep.Journal, dir string, sched Scheduler, 
 	if err != nil {
 		return rep, err
 	}
+	if !opts.DryRun {
+		if err := pace(ctx, j, m, chosen, sched, opts, rep, recs); err != nil {
+			return rep, err
+		}
+	}
 	todo, err := planCalls(m, chosen, sweep.NextSeq(recs), maxArray, abs, sched, opts)
 	if err != nil || len(todo) == 0 {
 		return rep, err
@@ -178,6 +193,50 @@ func choose(m *sweep.Manifest, submitted map[string]bool, sched Scheduler, opts 
 		}
 	}
 	return chosen, nil
+}
+
+// pace leaves in chosen only the cells the queue has room for, when the
+// scheduler's queue has limits (a Roomer): the first ones in the
+// manifest's order. The others wait, said in the report and, so that
+// whoever follows the sweep submits them as room appears, in the journal
+// (once). After sbatch refused cells for a limit kvsweep could not read,
+// at most the journal's Fit go at once.
+func pace(ctx context.Context, j *sweep.Journal, m *sweep.Manifest, chosen map[string][]sweep.Cell, sched Scheduler, opts SubmitOptions, rep *SubmitReport, recs []sweep.Record) error {
+	r, ok := sched.(Roomer)
+	total := 0
+	for _, cells := range chosen {
+		total += len(cells)
+	}
+	if !ok || total == 0 {
+		return nil
+	}
+	q := RoomQuery{MaxQueued: cmp.Or(opts.MaxQueued, m.MaxQueued), QOS: cmp.Or(opts.Overrides["qos"], m.QOS),
+		Account: cmp.Or(opts.Overrides["account"], m.Account)}
+	room, err := r.Room(ctx, q)
+	if err != nil {
+		return fmt.Errorf("asking how much room the queue has: %w", err)
+	}
+	rep.Room = room
+	free := total
+	if room != nil {
+		free = room.Free
+	}
+	if fit := sweep.Fit(recs); fit > 0 && fit < free {
+		free = fit
+	}
+	if total <= free {
+		return nil
+	}
+	rep.Waiting = total - free
+	for _, job := range m.Jobs {
+		cells := chosen[job.Name]
+		keep := min(free, len(cells))
+		chosen[job.Name], free = cells[:keep], free-keep
+	}
+	if sweep.Paced(recs) {
+		return nil
+	}
+	return j.Append(sweep.Record{Type: sweep.RecWaiting, Note: fmt.Sprintf("%d cells wait for room in the queue (%v)", rep.Waiting, room)})
 }
 
 // planCalls makes one submission per array chunk of each job's chosen
@@ -262,7 +321,8 @@ type concurrentSubmitter interface {
 // point leaves intents without an outcome, which the next submit settles
 // by name (reconcile). After a refusal no further call starts; the arrays
 // not tried are recorded abandoned, and every call already started is
-// waited for and recorded.
+// waited for and recorded. A refusal for a submit limit is no room yet:
+// its cells wait, and later rounds submit at most half as many at once.
 func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pending, rep *SubmitReport) error {
 	intents := make([]sweep.Record, len(todo))
 	for i, p := range todo {
@@ -275,9 +335,24 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 		crashHook("intent")
 	}
 	res := callAll(ctx, sched, todo)
+	// A refusal for a submit limit is no room yet: its cells, and those
+	// of the calls not made after it, wait for the next round.
+	full, fit := "", 0
+	for i, r := range res {
+		var se *SlurmError
+		if r.tried && noRoom(r.err) && errors.As(r.err, &se) {
+			full, fit = se.Msg, max(1, len(todo[i].indices)/2)
+		}
+	}
 	var recs []sweep.Record
 	var first error
+	waiting := 0
 	for i, p := range todo {
+		if full != "" && (!res[i].tried || noRoom(res[i].err)) && ctx.Err() == nil {
+			recs = append(recs, sweep.Record{Type: sweep.RecAbandoned, Seq: p.intent.Seq, Note: "no room in the queue: " + full})
+			waiting += len(p.indices)
+			continue
+		}
 		rec, err := outcome(ctx, p, res[i])
 		if rec != nil {
 			recs = append(recs, *rec)
@@ -290,6 +365,12 @@ func submitAll(ctx context.Context, j *sweep.Journal, sched Scheduler, todo []pe
 		if first == nil {
 			first = err
 		}
+	}
+	rep.Waiting += waiting
+	if waiting > 0 {
+		rep.Refused, _, _ = strings.Cut(full, "\n")
+		recs = append(recs, sweep.Record{Type: sweep.RecWaiting, Fit: fit,
+			Note: fmt.Sprintf("%d cells wait for room in the queue (sbatch: %s)", waiting, full)})
 	}
 	if len(recs) > 0 {
 		if err := j.Append(recs...); err != nil {
@@ -376,6 +457,19 @@ func outcome(ctx context.Context, p pending, r callResult) (*sweep.Record, error
 	// Otherwise (no answer until the deadline) the intent stays open
 	// for the next submit to settle.
 	return rec, fmt.Errorf("submitting %s (cells %s): %w", p.job, sweep.FormatIndices(p.indices), r.err)
+}
+
+// noRoom reports whether err is sbatch refusing a submission for a
+// submit limit of the user's association or QOS (MaxSubmitJobs,
+// MaxSubmitJobsPerUser, GrpSubmitJobs): no room in the queue yet, not a
+// failure of the cells.
+func noRoom(err error) bool {
+	var se *SlurmError
+	if !errors.As(err, &se) || se.Transient {
+		return false
+	}
+	m := strings.ToLower(se.Msg)
+	return strings.Contains(m, "maxsubmitjob") || strings.Contains(m, "grpsubmitjob")
 }
 
 func isDryRunner(s Scheduler) bool {

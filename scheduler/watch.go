@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,6 +22,9 @@ type FollowOptions struct {
 	// Retried, if set, is told of each automatic resubmission: the cells
 	// and the nodes they must avoid.
 	Retried func(cells []CellStatus, exclude []string)
+	// Paced, if set, is told of each submission of cells that waited
+	// for room in the queue.
+	Paced func(*SubmitReport)
 }
 
 // Watch polls every interval until every submitted cell is terminal,
@@ -28,11 +32,16 @@ type FollowOptions struct {
 // the sweep's retry.infra policy (manifest RetryInfra = N) a cell whose
 // attempt failed outside the test (InfraFailure) is submitted again, up
 // to N times, never on the nodes its failed attempts ran on; a test
-// failure is never retried.
+// failure is never retried. In a paced sweep (a submission left cells
+// waiting for room in the queue) the cells still waiting are submitted as
+// room appears, and the sweep is not done before they are.
 func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions) ([]CellStatus, error) {
 	m, err := sweep.ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	if sh, ok := sched.(pollSharer); ok {
+		sh.SharePolls(opts.Interval)
 	}
 	for {
 		cells, _, err := Observe(ctx, dir, sched)
@@ -46,7 +55,11 @@ func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions)
 		if err != nil {
 			return cells, err
 		}
-		if !retried && Done(cells) {
+		waiting, err := submitWaiting(ctx, dir, sched, cells, opts)
+		if err != nil {
+			return cells, err
+		}
+		if !retried && waiting == 0 && Done(cells) {
 			return cells, nil
 		}
 		if retried {
@@ -58,6 +71,43 @@ func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions)
 		case <-time.After(opts.Interval):
 		}
 	}
+}
+
+// pollSharer is a scheduler whose followers of many sweeps can share
+// their polls (Slurm: one sacct and one squeue per interval for all).
+type pollSharer interface{ SharePolls(every time.Duration) }
+
+// submitWaiting submits, in a paced sweep, the cells that wait for room
+// in the queue, as many as it has room for now; it returns how many still
+// wait or were just submitted (no poll has seen them yet). Another process submitting the sweep now is no error: it waits
+// for the next round.
+func submitWaiting(ctx context.Context, dir string, sched Scheduler, cells []CellStatus, opts FollowOptions) (int, error) {
+	waiting := 0
+	for _, c := range cells {
+		if c.State == StateNotSubmitted {
+			waiting++
+		}
+	}
+	if waiting == 0 {
+		return 0, nil
+	}
+	recs, err := sweep.ReadJournal(dir)
+	if err != nil || !sweep.Paced(recs) {
+		return 0, err
+	}
+	so := opts.Submit
+	so.Only, so.Submitted = nil, nil
+	rep, err := Submit(ctx, dir, sched, so)
+	switch {
+	case errors.Is(err, sweep.ErrBusy):
+		return waiting, nil
+	case err != nil:
+		return waiting, fmt.Errorf("submitting the cells that waited for room: %w", err)
+	}
+	if rep.Cells > 0 && opts.Paced != nil {
+		opts.Paced(rep)
+	}
+	return rep.Waiting + rep.Cells, nil
 }
 
 // retryInfra resubmits the cells whose last attempt failed outside the

@@ -110,6 +110,11 @@ write_conf() {
 			echo "AccountingStoreFlags=job_comment"
 			echo "JobAcctGatherType=jobacct_gather/linux"
 			echo "JobCompType=jobcomp/none"
+			# Submit limits are enforced, as at sites: the pacing tests
+			# give a QOS or an account of their own a limit.
+			echo "AccountingStorageEnforce=associations,limits,qos"
+			# The bench's scale row sets the controller's job limit.
+			[ -z "${KVSWEEP_SLURM_MAX_JOBS:-}" ] || echo "MaxJobCount=$KVSWEEP_SLURM_MAX_JOBS"
 		else
 			echo "AccountingStorageType=accounting_storage/none"
 			echo "JobAcctGatherType=jobacct_gather/none"

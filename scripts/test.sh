@@ -23,6 +23,8 @@ APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client pos
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 apt_need "${APT[@]}"
+# The followers' shared poll answers (kvsweep status --watch), this run's own.
+export KVSWEEP_POLL_CACHE=$KVSWEEP_TEST_BASE/polls
 scripts/slurm-env.sh install
 scripts/buildkit-env.sh install
 scripts/runtime-env.sh install

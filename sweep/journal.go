@@ -26,6 +26,11 @@ const (
 	RecFinished = "finished"
 	// RecStarted is a local-executor task's process.
 	RecStarted = "started"
+	// RecWaiting says a submission left cells for later: the queue had
+	// no room for them (Note says how many, and which limit). A sweep
+	// with one is paced: whoever follows it submits what is left as
+	// room appears.
+	RecWaiting = "waiting"
 )
 
 // Record is one line of state.jsonl.
@@ -46,6 +51,10 @@ type Record struct {
 	ExitCode  int       `json:"exit_code,omitempty"`
 	PID       int       `json:"pid,omitempty"`
 	Note      string    `json:"note,omitempty"`
+	// Fit, on a RecWaiting record, is the most cells to submit at once
+	// from then on: sbatch refused twice as many for a limit kvsweep
+	// could not read.
+	Fit int `json:"fit,omitempty"`
 }
 
 // Journal is the append-only state.jsonl of a sweep directory, held under
@@ -53,6 +62,9 @@ type Record struct {
 type Journal struct {
 	f *os.File
 }
+
+// ErrBusy is OpenJournal's error when another process holds the lock.
+var ErrBusy = errors.New("the journal is in use")
 
 // OpenJournal opens (creating) DIR/state.jsonl and locks it. It fails at
 // once, naming the reason, when another process holds the lock.
@@ -64,7 +76,7 @@ func OpenJournal(dir string) (*Journal, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another kvsweep process is submitting or running this sweep (%s is locked)", filepath.Join(dir, JournalFile))
+			return nil, fmt.Errorf("another kvsweep process is submitting or running this sweep (%s is locked): %w", filepath.Join(dir, JournalFile), ErrBusy)
 		}
 		return nil, err
 	}
@@ -193,6 +205,29 @@ func Submissions(recs []Record) []*Submission {
 		}
 	}
 	return out
+}
+
+// Paced reports whether a submission of the sweep left cells waiting for
+// room in the queue (a RecWaiting record).
+func Paced(recs []Record) bool {
+	for _, r := range recs {
+		if r.Type == RecWaiting {
+			return true
+		}
+	}
+	return false
+}
+
+// Fit is the most cells to submit at once that the last RecWaiting
+// record with one says (0: no bound).
+func Fit(recs []Record) int {
+	fit := 0
+	for _, r := range recs {
+		if r.Type == RecWaiting && r.Fit > 0 {
+			fit = r.Fit
+		}
+	}
+	return fit
 }
 
 // NextSeq is one more than the highest sequence number in recs.

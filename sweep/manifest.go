@@ -109,6 +109,12 @@ type Manifest struct {
 	// RetryInfra is how many times a cell that failed outside the test is
 	// submitted again while the sweep is followed (spec retry.infra).
 	RetryInfra int `json:"retry_infra,omitempty"`
+	// QOS and Account are the spec's cluster.qos and cluster.account,
+	// whose submit limits bound how many cells may be queued at once;
+	// MaxQueued is the spec's own bound (cluster.max_queued).
+	QOS       string `json:"qos,omitempty"`
+	Account   string `json:"account,omitempty"`
+	MaxQueued int    `json:"max_queued,omitempty"`
 	// ResultAdapter is the argv of the command the job runs after the
 	// harness to write result.json v1 (cell directory appended).
 	ResultAdapter []string `json:"result_adapter,omitempty"`

@@ -42,7 +42,7 @@ func (p *prober) runCells(ctx context.Context, e *env, c bisect.Commit, im *prob
 	if err != nil {
 		return nil, err
 	}
-	if _, err := scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: p.o.interval, Retried: retried(e), Submit: so.opts}); err != nil {
+	if _, err := scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: p.o.interval, Retried: retried(e), Paced: paced(e), Submit: so.opts}); err != nil {
 		return nil, err
 	}
 	run, err := collect(e, dir, p.o.sched, testrun.CollectOptions{}, p.o.store, "")

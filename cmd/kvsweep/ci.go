@@ -154,7 +154,7 @@ func (o *ciOpts) follow(ctx context.Context, e *env, dir string) ([]scheduler.Ce
 		return nil, err
 	}
 	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: o.interval, Show: progress(e, o.submit.quiet),
-		Retried: retried(e), Submit: o.submit.opts})
+		Retried: retried(e), Paced: paced(e), Submit: o.submit.opts})
 }
 
 // cancelled cancels every live job of the sweep after a signal.

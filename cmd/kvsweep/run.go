@@ -33,7 +33,7 @@ quickstart spec's scheduler) the sweep runs on this machine.`,
 			if err := so.submit(e, ro.out, nil); err != nil || !*wait || so.opts.DryRun {
 				return err
 			}
-			cells, err := watchSweep(e, ro.out, so.sched, *interval, so.quiet)
+			cells, err := watchSweep(e, ro.out, so.sched, *interval, so.quiet, so.opts)
 			if err != nil {
 				return err
 			}

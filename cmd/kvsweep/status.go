@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func init() { register(statusCmd, cancelCmd) }
@@ -22,7 +23,11 @@ var statusCmd = &command{
 and for jobs Slurm still holds where accounting is off; a cell Slurm no
 longer knows is read from its exit marker. --watch polls until every
 submitted cell is terminal: a progress bar on a terminal, a line per change
-otherwise. Containers that killed docker tasks of ended cells left are
+otherwise; in a sweep larger than the queue has room for, it submits the
+cells that wait as room appears, and ends when they are done too. The
+followers of one user's sweeps on one cluster (status --watch, run --wait,
+ci) share their polls: one sacct and one squeue per interval for all of
+them ($KVSWEEP_POLL_CACHE names where, or "off"). Containers that killed docker tasks of ended cells left are
 removed (as by cancel and collect), and said so on stderr.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
@@ -38,13 +43,16 @@ removed (as by cancel and collect), and said so on stderr.`,
 			if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
 				return err
 			}
-			cells, err := status(e, dir, cfg)
-			if *watch && err == nil {
-				cells, err = watchSweep(e, dir, cfg, *interval, *quiet)
+			var cells []scheduler.CellStatus
+			if *watch {
+				cells, err = watchSweep(e, dir, cfg, *interval, *quiet, scheduler.SubmitOptions{})
+			} else {
+				cells, err = status(e, dir, cfg)
 			}
 			if err != nil {
 				return err
 			}
+			saidWaiting(e, dir, cells, *watch)
 			removeLeftovers(e, dir, endedIn(cells))
 			return scheduler.WriteStatus(e.stdout, cells, *format)
 		}
@@ -92,14 +100,40 @@ func status(e *env, dir string, cfg *scheduler.Config) ([]scheduler.CellStatus, 
 
 // watchSweep polls until every submitted cell is terminal, showing
 // progress: a bar on a terminal, a line per change otherwise.
-func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duration, quiet bool) ([]scheduler.CellStatus, error) {
+// so is what submits the cells of a paced sweep that wait for room.
+func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duration, quiet bool, so scheduler.SubmitOptions) ([]scheduler.CellStatus, error) {
 	_, sched, err := openSweep(e, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: progress(e, quiet), Retried: retried(e)})
+	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: progress(e, quiet), Retried: retried(e),
+		Paced: paced(e), Submit: so})
+}
+
+// paced says what a follower submitted of the cells that waited for room.
+func paced(e *env) func(*scheduler.SubmitReport) {
+	return func(rep *scheduler.SubmitReport) {
+		fmt.Fprintf(e.stderr, "kvsweep: submitted %d more cells as room appeared in the queue", rep.Cells)
+		if rep.Waiting > 0 {
+			fmt.Fprintf(e.stderr, "; %d still wait (%s)", rep.Waiting, rep.Room)
+		}
+		fmt.Fprintln(e.stderr)
+	}
+}
+
+// saidWaiting says how many cells of a paced sweep wait for room.
+func saidWaiting(e *env, dir string, cells []scheduler.CellStatus, watched bool) {
+	n := scheduler.Counts(cells)[scheduler.StateNotSubmitted]
+	if recs, err := sweep.ReadJournal(dir); n == 0 || err != nil || !sweep.Paced(recs) {
+		return
+	}
+	if watched {
+		fmt.Fprintf(e.stderr, "kvsweep: %d cells still wait for room in the queue\n", n)
+		return
+	}
+	fmt.Fprintf(e.stderr, "kvsweep: %d cells wait for room in the queue: kvsweep status %s --watch (or submit again) submits them as room appears\n", n, dir)
 }
 
 // retried says what an automatic retry of infra failures submitted.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -24,6 +25,8 @@ func schedFlags(fs *pflag.FlagSet) *scheduler.Config {
 	fs.StringVar(&c.Name, "scheduler", "", "slurm, local or k8s (default: the scheduler of the sweep's last submission, else the spec's)")
 	fs.DurationVar(&c.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.IntVar(&c.Parallel, "parallel", 0, "local executor: tasks at once (default: number of CPUs)")
+	fs.Float32Var(&c.KubeQPS, "kube-qps", 50, "Kubernetes: the client's requests per second to the API server (client-go's rate limit)")
+	fs.IntVar(&c.KubeBurst, "kube-burst", 100, "Kubernetes: requests above --kube-qps the client may make at once")
 	fs.StringVar(&c.GPUs, "gpus", "", "local executor: the GPU pool, e.g. 0,1 or all (nvidia-smi -L); each task gets its own gpus_per_node of them (default: GPUs not scheduled)")
 	return c
 }
@@ -64,6 +67,7 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	for _, k := range []string{"partition", "account", "qos", "reservation"} {
 		fs.Var(mapValue(o.opts.Overrides, k), k, "override the spec's cluster."+k)
 	}
+	fs.IntVar(&o.opts.MaxQueued, "max-queued", 0, "at most N of your tasks queued at once, each array task counting as one (over cluster.max_queued; by default the limits scontrol and sacctmgr show)")
 	fs.BoolVar(&o.opts.Hold, "hold", false, "submit held (release with scontrol release)")
 	fs.StringSliceVar(&o.opts.Exclude, "exclude", nil, "keep the jobs off these nodes (sbatch --exclude)")
 	fs.BoolVar(&o.opts.DryRun, "dry-run", false, "print the sbatch command lines; submit nothing and ask the cluster nothing")
@@ -125,10 +129,23 @@ func (o *submitOpts) submit(e *env, dir string, only map[string]bool) error {
 	if rep != nil && rep.Adopted+rep.Abandoned > 0 {
 		fmt.Fprintf(e.stderr, "kvsweep: settled earlier unconfirmed submissions: %d adopted from %s, %d never received\n", rep.Adopted, schedulerTitle[sched.Name()], rep.Abandoned)
 	}
+	if err == nil && rep.Waiting > 0 {
+		fmt.Fprintf(e.stdout, "%d cells wait for room in the queue (%s): kvsweep status %s --watch, run --wait and ci submit them as room appears; or run kvsweep submit %s again\n",
+			rep.Waiting, waitReason(rep), dir, dir)
+	}
 	if err == nil && rep.Final != nil {
 		printLocalRun(e, m.SweepID, rep)
 	}
 	return err
+}
+
+// waitReason is why cells wait: sbatch's refusal, or the limit that
+// leaves no room.
+func waitReason(rep *scheduler.SubmitReport) string {
+	if rep.Refused != "" || rep.Room == nil {
+		return cmp.Or(rep.Refused, "sbatch refused a submission for a submit limit")
+	}
+	return rep.Room.String()
 }
 
 // localProgress shows the local executor's progress while Submit runs

@@ -2,10 +2,13 @@ package k8s
 
 import (
 	"context"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,8 +22,10 @@ import (
 type api interface {
 	CreateJob(ctx context.Context, job *batchv1.Job) error
 	GetJob(ctx context.Context, ns, name string) (*batchv1.Job, error)
-	ListJobs(ctx context.Context, ns, selector string) ([]batchv1.Job, error)
-	ListPods(ctx context.Context, ns, selector string) ([]corev1.Pod, error)
+	// ListJobs and ListPods list by selector in pages of at most page
+	// objects (0: all at once).
+	ListJobs(ctx context.Context, ns, selector string, page int64) ([]batchv1.Job, error)
+	ListPods(ctx context.Context, ns, selector string, page int64) ([]corev1.Pod, error)
 	// PatchJob applies a JSON merge patch.
 	PatchJob(ctx context.Context, ns, name string, patch []byte) error
 	// DeleteJob deletes a Job and, in the background, its pods.
@@ -47,10 +52,17 @@ var codecs = sync.OnceValues(func() (serializer.CodecFactory, runtime.ParameterC
 })
 
 // restAPI is api over client-go's REST clients of the core and batch
-// groups, sharing one HTTP client.
-type restAPI struct{ core, batch *rest.RESTClient }
+// groups, sharing one HTTP client; requests counts the HTTP requests it
+// sent (pages and client-go's own retries included).
+type restAPI struct {
+	core, batch *rest.RESTClient
+	requests    atomic.Int64
+}
 
 func newREST(rc *rest.Config) (*restAPI, error) {
+	a := &restAPI{}
+	rc = rest.CopyConfig(rc)
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &a.requests} })
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
 		return nil, err
@@ -70,7 +82,19 @@ func newREST(rc *rest.Config) (*restAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &restAPI{core: core, batch: batch}, nil
+	a.core, a.batch = core, batch
+	return a, nil
+}
+
+// counting counts the requests of a round tripper.
+type counting struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
 }
 
 func selected(sel string) *metav1.ListOptions { return &metav1.ListOptions{LabelSelector: sel} }
@@ -90,16 +114,53 @@ func (a *restAPI) GetJob(ctx context.Context, ns, name string) (*batchv1.Job, er
 	return &job, err
 }
 
-func (a *restAPI) ListJobs(ctx context.Context, ns, sel string) ([]batchv1.Job, error) {
-	var l batchv1.JobList
-	err := a.batch.Get().Namespace(ns).Resource("jobs").VersionedParams(selected(sel), parameters()).Do(ctx).Into(&l)
-	return l.Items, err
+func (a *restAPI) ListJobs(ctx context.Context, ns, sel string, size int64) ([]batchv1.Job, error) {
+	var out []batchv1.Job
+	err := paged(func(cont string) (string, error) {
+		var l batchv1.JobList
+		err := a.batch.Get().Namespace(ns).Resource("jobs").VersionedParams(page(sel, cont, size), parameters()).Do(ctx).Into(&l)
+		out = append(out, l.Items...)
+		return l.Continue, err
+	}, func() { out = out[:0] })
+	return out, err
 }
 
-func (a *restAPI) ListPods(ctx context.Context, ns, sel string) ([]corev1.Pod, error) {
-	var l corev1.PodList
-	err := a.core.Get().Namespace(ns).Resource("pods").VersionedParams(selected(sel), parameters()).Do(ctx).Into(&l)
-	return l.Items, err
+func (a *restAPI) ListPods(ctx context.Context, ns, sel string, size int64) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	err := paged(func(cont string) (string, error) {
+		var l corev1.PodList
+		err := a.core.Get().Namespace(ns).Resource("pods").VersionedParams(page(sel, cont, size), parameters()).Do(ctx).Into(&l)
+		out = append(out, l.Items...)
+		return l.Continue, err
+	}, func() { out = out[:0] })
+	return out, err
+}
+
+// page is the options of one page of a list by selector.
+func page(sel, cont string, size int64) *metav1.ListOptions {
+	return &metav1.ListOptions{LabelSelector: sel, Limit: size, Continue: cont}
+}
+
+// paged calls list for each page, from the first, until the server says
+// no more. A continue token that expired (410 Gone: the list took longer
+// than the server keeps its snapshot) starts the list again, once, after
+// reset drops what was read.
+func paged(list func(cont string) (string, error), reset func()) error {
+	cont, restarted := "", false
+	for {
+		next, err := list(cont)
+		switch {
+		case apierrors.IsResourceExpired(err) && !restarted:
+			reset()
+			cont, restarted = "", true
+			continue
+		case err != nil:
+			return err
+		case next == "":
+			return nil
+		}
+		cont = next
+	}
 }
 
 func (a *restAPI) PatchJob(ctx context.Context, ns, name string, patch []byte) error {

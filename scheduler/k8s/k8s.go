@@ -45,6 +45,8 @@ type Kube struct {
 	Log      io.Writer
 	// Calls counts the API calls made, for tests and benchmarks.
 	Calls int
+	// PageSize is the most objects one page of a list holds (default 500).
+	PageSize int64
 	// clientErr says why client is nil.
 	clientErr error
 }
@@ -68,21 +70,33 @@ func Open(dir string, m *sweep.Manifest, cfg scheduler.Config) (scheduler.Schedu
 	}
 	k := &Kube{Namespace: ns, Sweep: kubeid.LabelValue(m.SweepID), Dir: dir, Deadline: cfg.RetryDeadline, Log: cfg.Log}
 	// No client is no error yet: submit --dry-run needs none.
-	k.client, k.clientErr = connect()
+	k.client, k.clientErr = connect(cfg.KubeQPS, cfg.KubeBurst)
 	return k, nil
 }
 
-// connect returns a client of the cluster kubectl would use.
-func connect() (api, error) {
+// connect returns a client of the cluster kubectl would use, within the
+// rate limit qps and burst (0: 50 and 100).
+func connect(qps float32, burst int) (api, error) {
 	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w (KUBECONFIG names the cluster's kubeconfig, as for kubectl)", err)
 	}
-	// One poll is two calls whatever the sweep's size; submits of many
-	// jobs should not wait on the client's default rate limit.
-	rc.QPS, rc.Burst = 50, 100
+	// One poll is two list calls (more pages for a large sweep); submits
+	// of many Jobs should not wait on client-go's default 5 per second,
+	// and the user may set what their API server allows.
+	rc.QPS, rc.Burst = cmp.Or(qps, 50), cmp.Or(burst, 100)
 	rc.UserAgent = "kvsweep"
 	return newREST(rc)
+}
+
+// Requests is how many HTTP requests the client sent the API server:
+// Calls counts API calls, each of which may be several pages (or, inside
+// client-go, retries of a 429 after its Retry-After).
+func (k *Kube) Requests() int64 {
+	if a, ok := k.client.(*restAPI); ok {
+		return a.requests.Load()
+	}
+	return 0
 }
 
 // Name implements scheduler.Scheduler.
@@ -108,7 +122,10 @@ func transient(err error) bool {
 }
 
 // call runs one API call, retrying transient failures with capped
-// exponential backoff (1 s, 2 s ... 30 s) until the deadline.
+// exponential backoff (1 s, 2 s ... 30 s) until the deadline; when the
+// server says how long to wait (Retry-After), that long. client-go has
+// already honoured the server's Retry-After of a 429 a few times inside
+// the call; this is what comes after.
 func (k *Kube) call(ctx context.Context, what string, f func() error) error {
 	deadline := cmp.Or(k.Deadline, 10*time.Minute)
 	end := time.Now().Add(deadline)
@@ -122,16 +139,22 @@ func (k *Kube) call(ctx context.Context, what string, f func() error) error {
 		if !transient(err) {
 			return err
 		}
-		if time.Now().Add(wait).After(end) {
+		pause := wait
+		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+			// The server said when (Retry-After of a 429 or 503): that
+			// long, not our guess.
+			pause = min(time.Duration(s)*time.Second, time.Minute)
+		}
+		if time.Now().Add(pause).After(end) {
 			return fmt.Errorf("%s: %w (still failing after %d tries over %s; raise --retry-deadline to wait longer)", what, err, try, deadline)
 		}
 		if k.Log != nil {
-			fmt.Fprintf(k.Log, "kvsweep: %s: %v; retrying in %s\n", what, err, wait)
+			fmt.Fprintf(k.Log, "kvsweep: %s: %v; retrying in %s\n", what, err, pause)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(pause):
 		}
 		wait = min(wait*2, 30*time.Second)
 	}

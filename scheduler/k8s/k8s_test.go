@@ -251,3 +251,48 @@ func TestCancelOneCell(t *testing.T) {
 		t.Errorf("observed %v %v", seen, err)
 	}
 }
+
+// A 429 with Retry-After (what is left after client-go's own retries of
+// it) is retried after the server's delay, not the backoff's.
+func TestCallHonoursRetryAfter(t *testing.T) {
+	var log strings.Builder
+	k := &Kube{client: newMem(nil, nil), Deadline: time.Minute, Log: &log}
+	tries := 0
+	err := k.call(context.Background(), "listing the sweep's pods", func() error {
+		if tries++; tries == 1 {
+			return apierrors.NewTooManyRequests("the API server is busy", 2)
+		}
+		return nil
+	})
+	if err != nil || tries != 2 || !strings.Contains(log.String(), "retrying in 2s") {
+		t.Errorf("after a 429 with Retry-After 2: %v, %d tries, said %q", err, tries, log.String())
+	}
+}
+
+// A list is read page by page until the server says no more; a continue
+// token that expired starts it again once, dropping what was read.
+func TestPagedRestartsOnExpiredToken(t *testing.T) {
+	expired := apierrors.NewResourceExpired("the continue token is too old")
+	var got []string
+	pages := []struct {
+		cont string
+		err  error
+	}{{"a", nil}, {"", expired}, {"b", nil}, {"c", nil}, {"", nil}}
+	i := 0
+	err := paged(func(cont string) (string, error) {
+		p := pages[i]
+		i++
+		if p.err == nil {
+			got = append(got, "page after "+cont)
+		}
+		return p.cont, p.err
+	}, func() { got = got[:0] })
+	if err != nil || i != 5 || strings.Join(got, ",") != "page after ,page after b,page after c" {
+		t.Errorf("paged: %v after %d calls, read %q", err, i, got)
+	}
+	twice := []error{expired, expired}
+	i = 0
+	if err := paged(func(string) (string, error) { e := twice[i]; i++; return "", e }, func() {}); !apierrors.IsResourceExpired(err) || i != 2 {
+		t.Errorf("a second expired token: %v, want the error", err)
+	}
+}

@@ -71,7 +71,7 @@ func (m *memAPI) GetJob(_ context.Context, _, name string) (*batchv1.Job, error)
 	return j.DeepCopy(), nil
 }
 
-func (m *memAPI) ListJobs(_ context.Context, _, sel string) ([]batchv1.Job, error) {
+func (m *memAPI) ListJobs(_ context.Context, _, sel string, _ int64) ([]batchv1.Job, error) {
 	if err := m.failing("ListJobs"); err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (m *memAPI) ListJobs(_ context.Context, _, sel string) ([]batchv1.Job, erro
 	return out, nil
 }
 
-func (m *memAPI) ListPods(_ context.Context, _, sel string) ([]corev1.Pod, error) {
+func (m *memAPI) ListPods(_ context.Context, _, sel string, _ int64) ([]corev1.Pod, error) {
 	if err := m.failing("ListPods"); err != nil {
 		return nil, err
 	}

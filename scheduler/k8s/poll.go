@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -18,13 +19,17 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// list returns the sweep's Jobs by name and its pods, in two calls.
+// pageSize is PageSize, or 500.
+func (k *Kube) pageSize() int64 { return cmp.Or(k.PageSize, 500) }
+
+// list returns the sweep's Jobs by name and its pods, in two calls (of
+// pages of PageSize objects, so no answer grows with the sweep).
 func (k *Kube) list(ctx context.Context) (map[string]*batchv1.Job, []corev1.Pod, error) {
 	sel := labels.Set{kubeid.LabelSweep: k.Sweep}.String()
 	jobs := map[string]*batchv1.Job{}
 	var pods []corev1.Pod
 	err := k.call(ctx, "listing the sweep's Jobs", func() error {
-		l, err := k.client.ListJobs(ctx, k.Namespace, sel)
+		l, err := k.client.ListJobs(ctx, k.Namespace, sel, k.pageSize())
 		if err != nil {
 			return err
 		}
@@ -38,7 +43,7 @@ func (k *Kube) list(ctx context.Context) (map[string]*batchv1.Job, []corev1.Pod,
 	}
 	err = k.call(ctx, "listing the sweep's pods", func() error {
 		var err error
-		pods, err = k.client.ListPods(ctx, k.Namespace, sel)
+		pods, err = k.client.ListPods(ctx, k.Namespace, sel, k.pageSize())
 		return err
 	})
 	return jobs, pods, err
