@@ -221,8 +221,11 @@ func pace(ctx context.Context, j *sweep.Journal, m *sweep.Manifest, chosen map[s
 	if room != nil {
 		free = room.Free
 	}
+	why := fmt.Sprint(room)
 	if fit := sweep.Fit(recs); fit > 0 && fit < free {
 		free = fit
+		rep.Refused = fmt.Sprintf("at most %d cells at once since sbatch refused twice as many for a submit limit", fit)
+		why = rep.Refused
 	}
 	if total <= free {
 		return nil
@@ -236,7 +239,7 @@ func pace(ctx context.Context, j *sweep.Journal, m *sweep.Manifest, chosen map[s
 	if sweep.Paced(recs) {
 		return nil
 	}
-	return j.Append(sweep.Record{Type: sweep.RecWaiting, Note: fmt.Sprintf("%d cells wait for room in the queue (%v)", rep.Waiting, room)})
+	return j.Append(sweep.Record{Type: sweep.RecWaiting, Note: fmt.Sprintf("%d cells wait for room in the queue (%s)", rep.Waiting, why)})
 }
 
 // planCalls makes one submission per array chunk of each job's chosen

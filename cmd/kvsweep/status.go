@@ -117,7 +117,7 @@ func paced(e *env) func(*scheduler.SubmitReport) {
 	return func(rep *scheduler.SubmitReport) {
 		fmt.Fprintf(e.stderr, "kvsweep: submitted %d more cells as room appeared in the queue", rep.Cells)
 		if rep.Waiting > 0 {
-			fmt.Fprintf(e.stderr, "; %d still wait (%s)", rep.Waiting, rep.Room)
+			fmt.Fprintf(e.stderr, "; %d still wait (%s)", rep.Waiting, waitReason(rep))
 		}
 		fmt.Fprintln(e.stderr)
 	}
