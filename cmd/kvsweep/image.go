@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -85,9 +84,7 @@ See docs/image.md.`,
 					return err
 				}
 				if *format == "json" {
-					enc := json.NewEncoder(e.stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(in)
+					return printJSON(e.stdout, in)
 				}
 				in.WriteText(e.stdout)
 				return nil

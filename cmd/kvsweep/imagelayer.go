@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -63,9 +62,7 @@ func layerImage(e *env, o *imageOpts, on, kvcr, dockerfile string) error {
 		return err
 	}
 	if o.dryRun {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		return printJSON(e.stdout, p)
 	}
 	res, err := imagebuild.BuildLayer(ctx, p, o.build(e)...)
 	if err != nil {
@@ -118,9 +115,7 @@ func resolveImage(e *env, ref, format string, insecure bool) error {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(in)
+		return printJSON(e.stdout, in)
 	}
 	fmt.Fprintln(e.stdout, pinned)
 	fmt.Fprintf(e.stderr, "%s is %s: %s\n", ref, in.Digest, imagebuild.Describe(in.Revisions))

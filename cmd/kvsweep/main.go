@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,6 +157,13 @@ func exitCode(name string, err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 	return exitFailed
+}
+
+// printJSON writes v as indented JSON, what --format json prints.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func newFlagSet(c *command) *pflag.FlagSet {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -123,9 +122,7 @@ names the cell's cases).`,
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return printJSON(e.stdout, res)
 		}
 	},
 }
