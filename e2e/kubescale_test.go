@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,71 +27,102 @@ const kubeScaleCells = 1000
 // BenchmarkKubeScale is kvsweep on Kubernetes at 1,000 cells, on the test
 // cluster: submit (held: only the creates are measured) against the floor,
 // client-go creating the same rendered Jobs (what kubectl create -f of
-// them sends, without kubectl's start-up); then one status poll of the
-// 1,000 pods the Job controller makes (their CPU request fits no node, so
-// they wait unscheduled and cost the machine nothing), with its list calls
-// and HTTP requests.
+// them sends, without kubectl's start-up), in turn; then status polls of
+// the 1,000 pods one sweep's Job controller makes (their CPU request fits
+// no node, so they wait unscheduled and cost the machine little), with
+// each poll's list calls and HTTP requests. $RUNS samples of each (5),
+// reported as median, min and max: run it with -benchtime 1x -count 1
+// (one sweep of 1,000 pods, not one per sample).
 func BenchmarkKubeScale(b *testing.B) {
 	c := clusters(b)[0]
 	k := kubeTestCluster(b)
-	b.Run("submit/kvsweep", func(b *testing.B) {
-		for range b.N {
-			dir := kubeScaleSweep(b, c, k)
-			_, sched, err := scheduler.Open(dir, scheduler.Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			rep, err := scheduler.Submit(context.Background(), dir, sched, scheduler.SubmitOptions{Hold: true})
-			b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/submit")
-			if err != nil || rep.Cells != kubeScaleCells {
-				b.Fatalf("submit: %+v, %v", rep, err)
-			}
-			b.ReportMetric(float64(sched.(*k8s.Kube).Requests()), "requests/submit")
-			mustKvsweep(b, c, "cancel", dir)
-		}
-	})
-	b.Run("submit/create", func(b *testing.B) {
-		for range b.N {
-			dir := kubeScaleSweep(b, c, k)
-			jobs := renderedJobs(b, c, dir)
-			start := time.Now()
-			for _, job := range jobs {
-				if _, err := k.client.BatchV1().Jobs(job.Namespace).Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/submit")
-			b.ReportMetric(float64(len(jobs)), "requests/submit")
-			deleteSweep(b, k, dir)
-		}
-	})
-	b.Run("poll", func(b *testing.B) {
-		dir := kubeScaleSweep(b, c, k)
-		mustKvsweep(b, c, "submit", dir)
-		defer mustKvsweep(b, c, "cancel", dir)
-		m, err := sweep.ReadManifest(dir)
+	runs := 5
+	if n, err := strconv.Atoi(os.Getenv("RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	var kv, floor, reqs []float64
+	for range runs {
+		ms, n := kubeSubmit(b, c, k)
+		kv, reqs = append(kv, ms), append(reqs, n)
+		floor = append(floor, kubeCreate(b, c, k))
+	}
+	reportSamples(b, "submit-kvsweep-ms", kv)
+	reportSamples(b, "submit-create-ms", floor)
+	reportSamples(b, "submit-kvsweep-requests", reqs)
+
+	dir := kubeScaleSweep(b, c, k)
+	mustKvsweep(b, c, "submit", dir)
+	defer mustKvsweep(b, c, "cancel", dir)
+	m, err := sweep.ReadManifest(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitPods(b, k, m.SweepID, kubeScaleCells)
+	var polls, calls, requests []float64
+	for range runs {
+		_, sched, err := scheduler.Open(dir, scheduler.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		waitPods(b, k, m.SweepID, kubeScaleCells)
-		b.ResetTimer()
-		for range b.N {
-			_, sched, err := scheduler.Open(dir, scheduler.Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			cells, _, err := scheduler.Status(context.Background(), dir, sched)
-			b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/poll")
-			if err != nil || len(cells) != kubeScaleCells {
-				b.Fatalf("status: %d cells, %v", len(cells), err)
-			}
-			kube := sched.(*k8s.Kube)
-			b.ReportMetric(float64(kube.Calls), "calls/poll")
-			b.ReportMetric(float64(kube.Requests()), "requests/poll")
+		start := time.Now()
+		cells, _, err := scheduler.Status(context.Background(), dir, sched)
+		polls = append(polls, float64(time.Since(start).Milliseconds()))
+		if err != nil || len(cells) != kubeScaleCells {
+			b.Fatalf("status: %d cells, %v", len(cells), err)
 		}
-	})
+		kube := sched.(*k8s.Kube)
+		calls, requests = append(calls, float64(kube.Calls)), append(requests, float64(kube.Requests()))
+	}
+	reportSamples(b, "poll-ms", polls)
+	reportSamples(b, "poll-calls", calls)
+	reportSamples(b, "poll-requests", requests)
+}
+
+// kubeSubmit times kvsweep's submit of a held sweep, in ms, and counts
+// its HTTP requests; then deletes it.
+func kubeSubmit(b *testing.B, c cluster, k kubeCluster) (ms, requests float64) {
+	b.Helper()
+	dir := kubeScaleSweep(b, c, k)
+	_, sched, err := scheduler.Open(dir, scheduler.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	rep, err := scheduler.Submit(context.Background(), dir, sched, scheduler.SubmitOptions{Hold: true})
+	ms = float64(time.Since(start).Milliseconds())
+	if err != nil || rep.Cells != kubeScaleCells {
+		b.Fatalf("submit: %+v, %v", rep, err)
+	}
+	requests = float64(sched.(*k8s.Kube).Requests())
+	deleteSweep(b, k, dir)
+	return ms, requests
+}
+
+// kubeCreate times client-go creating the Jobs kvsweep would, in ms; then
+// deletes them.
+func kubeCreate(b *testing.B, c cluster, k kubeCluster) float64 {
+	b.Helper()
+	dir := kubeScaleSweep(b, c, k)
+	jobs := renderedJobs(b, c, dir)
+	start := time.Now()
+	for _, job := range jobs {
+		if _, err := k.client.BatchV1().Jobs(job.Namespace).Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ms := float64(time.Since(start).Milliseconds())
+	deleteSweep(b, k, dir)
+	return ms
+}
+
+// reportSamples reports the median, min and max of samples as NAME-median,
+// NAME-min and NAME-max.
+func reportSamples(b *testing.B, name string, samples []float64) {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	b.ReportMetric(s[(len(s)-1)/2], name+"-median")
+	b.ReportMetric(s[0], name+"-min")
+	b.ReportMetric(s[len(s)-1], name+"-max")
 }
 
 // kubeScaleSweep renders the benchmark's sweep: kubeScaleCells cells in
