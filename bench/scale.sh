@@ -8,10 +8,11 @@
 #       its wall time, sbatch calls, the most tasks the user had queued,
 #       and whether every cell COMPLETED exactly once (one Slurm task per
 #       cell, the journal covering each once). Once: RUNS does not apply.
-#   bench/scale.sh followers  20 two-cell sweeps followed at once by 20
-#       kvsweep status --watch --interval 2s processes: the sacct and
-#       squeue calls a wrapper on their PATH counts, per interval, with
-#       the followers sharing their polls and without (KVSWEEP_POLL_CACHE=off).
+#   bench/scale.sh followers  20 two-cell sweeps, submitted held, followed
+#       at once by 20 kvsweep status --watch --interval 2s processes, then
+#       released: the sacct and squeue calls a wrapper on their PATH counts,
+#       per interval of the span they took, with the followers sharing
+#       their polls and without (KVSWEEP_POLL_CACHE=off).
 #   bench/scale.sh sweep  a whole small sweep, 50 cells of sleep 1, from
 #       kvsweep run --wait to the printed report, against sbatch --wait of
 #       the same array (the floor), medians of RUNS (5), in turn.
@@ -94,10 +95,10 @@ followers() {
 	for mode in shared unshared; do
 		local per=()
 		for r in $(seq "$RUNS"); do
-			local dirs=() pids=()
+			local dirs=() pids=() held
 			for i in $(seq 20); do
 				"$work/kvsweep" render "$work/follow.yaml" --out "$work/f$r-$i" >/dev/null
-				"$work/kvsweep" submit "$work/f$r-$i" --scheduler slurm >/dev/null
+				"$work/kvsweep" submit "$work/f$r-$i" --scheduler slurm --hold >/dev/null
 				dirs+=("$work/f$r-$i")
 			done
 			: >"$work/calls.log"
@@ -107,6 +108,11 @@ followers() {
 				PATH=$work:$PATH KVSWEEP_POLL_CACHE=$cache "$work/kvsweep" status "$d" --watch --interval ${interval}s --scheduler slurm --quiet >/dev/null &
 				pids+=($!)
 			done
+			# Every follower is up and polling held jobs; then they run.
+			sleep $((2 * interval))
+			held=$(squeue -h -u root -t PD -o %A | sort -u)
+			# shellcheck disable=SC2086 # one job id a word
+			scontrol release $held
 			wait "${pids[@]}"
 			# sacct calls per interval over the span the calls took.
 			per+=("$(awk -v i=$interval '$1 == "sacct" {n++; if (!f || $2 < f) f = $2; if ($2 > l) l = $2} END {s = l - f; k = int(s / i) + 1; printf "%.1f", n / k}' "$work/calls.log")")
@@ -125,7 +131,7 @@ sweep() {
 			t0=$(ms)
 			if [ "$who" = kv ]; then
 				"$work/kvsweep" run "$work/small.yaml" --out "$work/small$i" --wait --interval 1s --scheduler slurm --quiet >/dev/null
-				"$work/kvsweep" collect "$work/small$i" --store "$work/history.db" --report markdown >/dev/null || true
+				"$work/kvsweep" collect "$work/small$i" --store "$work/history.db" --report markdown >/dev/null 2>&1 || true
 				t1=$(ms)
 				kvs+=($((t1 - t0)))
 			else
