@@ -174,8 +174,8 @@ matrix:
 			t.Fatal(err)
 		}
 		unpaged, _, err := scheduler.Status(t.Context(), dir, sched)
-		if kube := sched.(*k8s.Kube); err != nil || kube.Calls != 2 || kube.Requests() != 2 {
-			t.Errorf("one status: %d API calls, %d requests (%v), want 2", kube.Calls, kube.Requests(), err)
+		if kube := sched.(*k8s.Kube); err != nil || kube.Calls.Load() != 2 || kube.Requests() != 2 {
+			t.Errorf("one status: %d API calls, %d requests (%v), want 2", kube.Calls.Load(), kube.Requests(), err)
 		}
 		// Paged: two list calls still, in pages of two objects (3 Jobs:
 		// two pages; 6 pods: three, or four when the last page is
@@ -186,8 +186,8 @@ matrix:
 		}
 		sched.(*k8s.Kube).PageSize = 2
 		paged, _, err := scheduler.Status(t.Context(), dir, sched)
-		if kube := sched.(*k8s.Kube); err != nil || kube.Calls != 2 || kube.Requests() < 5 || kube.Requests() > 7 {
-			t.Errorf("one paged status: %d API calls in %d requests (%v), want 2 in 5 to 7 pages", kube.Calls, kube.Requests(), err)
+		if kube := sched.(*k8s.Kube); err != nil || kube.Calls.Load() != 2 || kube.Requests() < 5 || kube.Requests() > 7 {
+			t.Errorf("one paged status: %d API calls in %d requests (%v), want 2 in 5 to 7 pages", kube.Calls.Load(), kube.Requests(), err)
 		}
 		if fmt.Sprint(paged) != fmt.Sprint(unpaged) {
 			t.Errorf("the paged status differs:\n%v\n%v", paged, unpaged)

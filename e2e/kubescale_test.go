@@ -73,7 +73,7 @@ func BenchmarkKubeScale(b *testing.B) {
 			b.Fatalf("status: %d cells, %v", len(cells), err)
 		}
 		kube := sched.(*k8s.Kube)
-		calls, requests = append(calls, float64(kube.Calls)), append(requests, float64(kube.Requests()))
+		calls, requests = append(calls, float64(kube.Calls.Load())), append(requests, float64(kube.Requests()))
 	}
 	reportSamples(b, "poll-ms", polls)
 	reportSamples(b, "poll-calls", calls)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,7 @@ type Kube struct {
 	Deadline time.Duration
 	Log      io.Writer
 	// Calls counts the API calls made, for tests and benchmarks.
-	Calls int
+	Calls atomic.Int64
 	// PageSize is the most objects one page of a list holds (default 500).
 	PageSize int64
 	// clientErr says why client is nil.
@@ -99,6 +100,11 @@ func (k *Kube) Requests() int64 {
 	return 0
 }
 
+// SubmitConcurrency is how many Jobs one submit creates at once: a
+// sweep of several topologies is several Jobs, each create a round trip,
+// within the client's rate limit (--kube-qps, --kube-burst).
+func (k *Kube) SubmitConcurrency() int { return 4 }
+
 // Name implements scheduler.Scheduler.
 func (k *Kube) Name() string { return "k8s" }
 
@@ -134,7 +140,7 @@ func (k *Kube) call(ctx context.Context, what string, f func() error) error {
 		return fmt.Errorf("%s: %w", what, k.clientErr)
 	}
 	for try := 1; ; try++ {
-		k.Calls++
+		k.Calls.Add(1)
 		err := f()
 		if !transient(err) {
 			return err

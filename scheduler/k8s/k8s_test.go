@@ -138,8 +138,8 @@ func TestSubmitRetriesAndAdopts(t *testing.T) {
 	if err := create(); err != nil {
 		t.Fatalf("after two transient errors: %v", err)
 	}
-	if k.Calls != 3 {
-		t.Errorf("%d calls, want 3", k.Calls)
+	if k.Calls.Load() != 3 {
+		t.Errorf("%d calls, want 3", k.Calls.Load())
 	}
 	found, err := k.FindByName(context.Background(), r.JobName, time.Time{})
 	if err != nil || len(found) != 1 || found[0] != job.Name {
@@ -149,9 +149,9 @@ func TestSubmitRetriesAndAdopts(t *testing.T) {
 		t.Errorf("a submission never made was found: %v", found)
 	}
 	mem.fail["CreateJob"] = []error{apierrors.NewForbidden(schema.GroupResource{Resource: "jobs"}, "x", errors.New("quota exceeded"))}
-	calls := k.Calls
-	if err := create(); err == nil || transient(err) || k.Calls != calls+1 {
-		t.Errorf("a refusal: %v after %d calls", err, k.Calls-calls)
+	calls := k.Calls.Load()
+	if err := create(); err == nil || transient(err) || k.Calls.Load() != calls+1 {
+		t.Errorf("a refusal: %v after %d calls", err, k.Calls.Load()-calls)
 	}
 }
 
@@ -183,8 +183,8 @@ func TestPoll(t *testing.T) {
 			t.Errorf("%s: %+v, want %s", key, p.Tasks[key], state)
 		}
 	}
-	if len(p.Tasks) != 3 || p.Tasks[job.Name+"_0"].ExitCode != 2 || k.Calls != 2 || p.Accounting {
-		t.Errorf("poll %+v after %d calls", p, k.Calls)
+	if len(p.Tasks) != 3 || p.Tasks[job.Name+"_0"].ExitCode != 2 || k.Calls.Load() != 2 || p.Accounting {
+		t.Errorf("poll %+v after %d calls", p, k.Calls.Load())
 	}
 }
 
