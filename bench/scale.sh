@@ -110,7 +110,8 @@ followers() {
 			done
 			# Every follower is up and polling held jobs; then they run.
 			sleep $((2 * interval))
-			held=$(squeue -h -u root -t PD -o %A | sort -u)
+			held=$(cat "$work"/f"$r"-*/state.jsonl | sed -n 's/.*"job_id":"\([0-9]*\)".*/\1/p' | sort -u)
+			[ -n "$held" ] || { echo "followers: no job ids in the sweeps' journals" >&2; exit 1; }
 			# shellcheck disable=SC2086 # one job id a word
 			scontrol release $held
 			wait "${pids[@]}"
