@@ -31,6 +31,8 @@ type RoomQuery struct {
 	MaxQueued int
 	// QOS and Account the jobs are submitted under ("" for the defaults).
 	QOS, Account string
+	// Cells is how many cells the submission would queue.
+	Cells int
 }
 
 // Roomer is a scheduler whose queue bounds how many tasks one user may
@@ -58,25 +60,37 @@ type slurmLimits struct {
 // Room implements Roomer: the limits (read once per process: the
 // controller's MaxJobCount and AccountingStorageEnforce, and where limits
 // are enforced the association's and the QOS's MaxSubmitJobs and
-// GrpSubmitJobs from sacctmgr), then one squeue of every job record the
-// controller holds, counted against each.
+// GrpSubmitJobs from sacctmgr), then one squeue counted against each: of
+// the live tasks where a submit limit applies, of every job record the
+// controller holds (finished ones until MinJobAge) when the submission is
+// a quarter of MaxJobCount or more. No limit that could bind: no squeue,
+// and no room to say (nil).
 func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 	lim, err := s.limitsFor(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.run(ctx, "squeue", "--noheader", "--array", "--states=all", "--format=%u|%q|%a|%T")
+	limited := q.MaxQueued > 0 || lim.enforced && lim.qosPerUser+lim.qosPerAcct+lim.qosGroup+lim.assocMax+lim.assocGroup > 0
+	records := q.Cells*4 >= lim.maxJobCount
+	if !limited && !records {
+		return nil, nil
+	}
+	args := []string{"--noheader", "--array", "--format=%u|%q|%a|%T"}
+	if records {
+		args = append(args, "--states=all")
+	}
+	out, err := s.run(ctx, "squeue", args...)
 	if err != nil {
 		return nil, err
 	}
 	me := userName()
-	var records, mine, mineQOS, qosAll, qosAcct, mineAcct, acctAll int
+	var all, mine, mineQOS, qosAll, qosAcct, mineAcct, acctAll int
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
 		if len(f) < 4 {
 			continue
 		}
-		records++ // a finished job's record counts until MinJobAge
+		all++ // a finished job's record counts until MinJobAge
 		if Terminal(NormalizeState(f[3])) {
 			continue
 		}
@@ -110,7 +124,9 @@ func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 			best = r
 		}
 	}
-	consider(lim.maxJobCount, records, "MaxJobCount")
+	if records {
+		consider(lim.maxJobCount, all, "MaxJobCount")
+	}
 	consider(q.MaxQueued, mine, "max_queued")
 	if lim.enforced {
 		consider(lim.qosPerUser, mineQOS, "QOS "+lim.qos+" MaxSubmitJobsPerUser")

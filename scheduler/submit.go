@@ -211,7 +211,7 @@ func pace(ctx context.Context, j *sweep.Journal, m *sweep.Manifest, chosen map[s
 		return nil
 	}
 	q := RoomQuery{MaxQueued: cmp.Or(opts.MaxQueued, m.MaxQueued), QOS: cmp.Or(opts.Overrides["qos"], m.QOS),
-		Account: cmp.Or(opts.Overrides["account"], m.Account)}
+		Account: cmp.Or(opts.Overrides["account"], m.Account), Cells: total}
 	room, err := r.Room(ctx, q)
 	if err != nil {
 		return fmt.Errorf("asking how much room the queue has: %w", err)
