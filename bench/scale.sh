@@ -97,9 +97,9 @@ followers() {
 		for r in $(seq "$RUNS"); do
 			local dirs=() pids=() held
 			for i in $(seq 20); do
-				"$work/kvsweep" render "$work/follow.yaml" --out "$work/f$r-$i" >/dev/null
-				"$work/kvsweep" submit "$work/f$r-$i" --scheduler slurm --hold >/dev/null
-				dirs+=("$work/f$r-$i")
+				"$work/kvsweep" render "$work/follow.yaml" --out "$work/$mode-f$r-$i" >/dev/null
+				"$work/kvsweep" submit "$work/$mode-f$r-$i" --scheduler slurm --hold >/dev/null
+				dirs+=("$work/$mode-f$r-$i")
 			done
 			: >"$work/calls.log"
 			local cache=$work/polls$r
@@ -110,7 +110,7 @@ followers() {
 			done
 			# Every follower is up and polling held jobs; then they run.
 			sleep $((2 * interval))
-			held=$(cat "$work"/f"$r"-*/state.jsonl | sed -n 's/.*"job_id":"\([0-9]*\)".*/\1/p' | sort -u)
+			held=$(cat "$work/$mode-f$r"-*/state.jsonl | sed -n 's/.*"job_id":"\([0-9]*\)".*/\1/p' | sort -u)
 			[ -n "$held" ] || { echo "followers: no job ids in the sweeps' journals" >&2; exit 1; }
 			# shellcheck disable=SC2086 # one job id a word
 			scontrol release $held
