@@ -15,6 +15,10 @@ CELLS=${1:-1000}
 export SLURM_CONF=${SLURM_CONF:-${KVSWEEP_SLURM_ACCT:?start the test clusters: scripts/slurm-env.sh start; eval \"\$(scripts/slurm-env.sh env)\"}}
 
 work=$(mktemp -d)
+# The user's cache (limits, shared polls) of this run's own: the first
+# submit reads the limits, the others take them from it, as a user's
+# submissions in a row do. The cold row below reads them every time.
+export KVSWEEP_POLL_CACHE=$work/cache
 trap 'scancel --user=root >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 go build -o "$work/kvsweep" ./cmd/kvsweep
 
@@ -92,6 +96,21 @@ for conf in "$SLURM_CONF" "$work/slurm-250.conf"; do
 		echo "MaxArraySize $limit: ratio submit/floor:  $(awk -v a="$kv_ms" -v b="$raw_ms" 'BEGIN {printf "%.2fx", a / b}')$target"
 	} >>"$work/submit.txt"
 done
+# The same four-array submit with the limits read from the cluster every
+# time (an empty cache each: the first submission of a user in five
+# minutes): sacctmgr's round trips to slurmdbd, where limits are enforced.
+colds=()
+for i in $(seq "$RUNS"); do
+	rm -rf "$work/cold"
+	"$work/kvsweep" render "$work/spec.yaml" --out "$work/cold" >/dev/null
+	sync
+	t0=$(ms)
+	SLURM_CONF=$work/slurm-250.conf KVSWEEP_POLL_CACHE=$work/cold-cache$i "$work/kvsweep" submit "$work/cold" --scheduler slurm --hold >/dev/null
+	t1=$(ms)
+	colds+=($((t1 - t0)))
+	scancel --user=root
+done
+echo "MaxArraySize 250: kvsweep submit, limits read anew: $(stats "${colds[@]}") (no target: once per user in five minutes)" >>"$work/submit.txt"
 "$work/kvsweep" render "$work/spec.yaml" --out "$work/arrays" >/dev/null
 "$work/kvsweep" submit "$work/arrays" --scheduler slurm --hold >/dev/null
 

@@ -202,7 +202,11 @@ func only(p *Poll, jobs []PollJob) *Poll {
 // SLURM_CONF=... of the Slurm scheduler) names share their polls:
 // $KVSWEEP_POLL_CACHE (a directory; "off" shares nothing), else the
 // user's cache directory; "" when polls are not shared.
-func PollCachePath(env []string) string {
+func PollCachePath(env []string) string { return cachePath("slurm", env) }
+
+// cachePath is the file of the user's cache of kind for the cluster env
+// names (see PollCachePath), "" when there is none.
+func cachePath(kind string, env []string) string {
 	dir := os.Getenv("KVSWEEP_POLL_CACHE")
 	if dir == "off" {
 		return ""
@@ -216,5 +220,5 @@ func PollCachePath(env []string) string {
 	}
 	key := append([]string{userName(), "SLURM_CONF=" + os.Getenv("SLURM_CONF")}, env...)
 	sum := sha256.Sum256([]byte(strings.Join(key, "\x00")))
-	return filepath.Join(dir, "slurm-"+hex.EncodeToString(sum[:8])+".json")
+	return filepath.Join(dir, kind+"-"+hex.EncodeToString(sum[:8])+".json")
 }

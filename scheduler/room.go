@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -44,19 +43,6 @@ type Roomer interface {
 	Room(ctx context.Context, q RoomQuery) (*Room, error)
 }
 
-// slurmLimits are the limits that apply to one user, QOS and account.
-type slurmLimits struct {
-	maxJobCount int
-	enforced    bool // AccountingStorageEnforce has limits (or safe)
-	qos         string
-	qosPerUser  int // QOS MaxSubmitJobsPerUser
-	qosPerAcct  int // QOS MaxSubmitJobsPerAccount
-	qosGroup    int // QOS GrpSubmitJobs
-	account     string
-	assocMax    int // the association's MaxSubmitJobs
-	assocGroup  int // the association's GrpSubmitJobs
-}
-
 // Room implements Roomer: the limits (read once per process: the
 // controller's MaxJobCount and AccountingStorageEnforce, and where limits
 // are enforced the association's and the QOS's MaxSubmitJobs and
@@ -70,8 +56,8 @@ func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 	if err != nil {
 		return nil, err
 	}
-	limited := q.MaxQueued > 0 || lim.enforced && lim.qosPerUser+lim.qosPerAcct+lim.qosGroup+lim.assocMax+lim.assocGroup > 0
-	records := q.Cells*4 >= lim.maxJobCount
+	limited := q.MaxQueued > 0 || lim.Enforced && lim.QOSPerUser+lim.QOSPerAccount+lim.QOSGroup+lim.AssocMax+lim.AssocGroup > 0
+	records := q.Cells*4 >= lim.MaxJobCount
 	if !limited && !records {
 		return nil, nil
 	}
@@ -94,23 +80,23 @@ func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 		if Terminal(NormalizeState(f[3])) {
 			continue
 		}
-		if f[1] == lim.qos {
+		if f[1] == lim.QOS {
 			qosAll++
-			if f[2] == lim.account {
+			if f[2] == lim.Account {
 				qosAcct++
 			}
 		}
-		if f[2] == lim.account {
+		if f[2] == lim.Account {
 			acctAll++
 		}
 		if f[0] != me {
 			continue
 		}
 		mine++
-		if f[1] == lim.qos {
+		if f[1] == lim.QOS {
 			mineQOS++
 		}
-		if f[2] == lim.account {
+		if f[2] == lim.Account {
 			mineAcct++
 		}
 	}
@@ -125,100 +111,17 @@ func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 		}
 	}
 	if records {
-		consider(lim.maxJobCount, all, "MaxJobCount")
+		consider(lim.MaxJobCount, all, "MaxJobCount")
 	}
 	consider(q.MaxQueued, mine, "max_queued")
-	if lim.enforced {
-		consider(lim.qosPerUser, mineQOS, "QOS "+lim.qos+" MaxSubmitJobsPerUser")
-		consider(lim.qosPerAcct, qosAcct, "QOS "+lim.qos+" MaxSubmitJobsPerAccount")
-		consider(lim.qosGroup, qosAll, "QOS "+lim.qos+" GrpSubmitJobs")
-		consider(lim.assocMax, mineAcct, "account "+lim.account+" MaxSubmitJobs")
-		consider(lim.assocGroup, acctAll, "account "+lim.account+" GrpSubmitJobs")
+	if lim.Enforced {
+		consider(lim.QOSPerUser, mineQOS, "QOS "+lim.QOS+" MaxSubmitJobsPerUser")
+		consider(lim.QOSPerAccount, qosAcct, "QOS "+lim.QOS+" MaxSubmitJobsPerAccount")
+		consider(lim.QOSGroup, qosAll, "QOS "+lim.QOS+" GrpSubmitJobs")
+		consider(lim.AssocMax, mineAcct, "account "+lim.Account+" MaxSubmitJobs")
+		consider(lim.AssocGroup, acctAll, "account "+lim.Account+" GrpSubmitJobs")
 	}
 	return best, nil
-}
-
-// limitsFor reads the limits for q once per process.
-func (s *Slurm) limitsFor(ctx context.Context, q RoomQuery) (*slurmLimits, error) {
-	s.limitsMu.Lock()
-	defer s.limitsMu.Unlock()
-	key := q.QOS + "|" + q.Account
-	if l, ok := s.limits[key]; ok {
-		return l, nil
-	}
-	conf, err := s.config(ctx, "MaxJobCount", "AccountingStorageEnforce")
-	if err != nil {
-		return nil, err
-	}
-	l := &slurmLimits{maxJobCount: 10000, qos: q.QOS, account: q.Account}
-	if n, err := strconv.Atoi(conf["maxjobcount"]); err == nil {
-		l.maxJobCount = n
-	}
-	enforce := strings.ToLower(conf["accountingstorageenforce"])
-	l.enforced = strings.Contains(enforce, "limits") || strings.Contains(enforce, "safe")
-	if l.enforced {
-		if err := s.accountLimits(ctx, l); err != nil {
-			return nil, err
-		}
-	}
-	if s.limits == nil {
-		s.limits = map[string]*slurmLimits{}
-	}
-	s.limits[key] = l
-	return l, nil
-}
-
-// accountLimits fills in the association's and the QOS's submit limits
-// from sacctmgr: the association of the user (and account, when given),
-// its default QOS unless one is given.
-func (s *Slurm) accountLimits(ctx context.Context, l *slurmLimits) error {
-	out, err := s.run(ctx, "sacctmgr", "--noheader", "--parsable2", "show", "assoc", "where", "user="+userName(),
-		"format=Account,DefaultQOS,MaxSubmitJobs,GrpSubmitJobs")
-	if err != nil {
-		return err
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) < 4 || l.account != "" && f[0] != l.account {
-			continue
-		}
-		if l.account == "" {
-			l.account = f[0]
-		}
-		if l.qos == "" && f[1] != "" {
-			l.qos = f[1]
-		}
-		l.assocMax = minLimit(l.assocMax, f[2])
-		l.assocGroup = minLimit(l.assocGroup, f[3])
-	}
-	if l.qos == "" {
-		l.qos = "normal"
-	}
-	out, err = s.run(ctx, "sacctmgr", "--noheader", "--parsable2", "show", "qos", "where", "name="+l.qos,
-		"format=MaxSubmitJobsPerUser,MaxSubmitJobsPerAccount,GrpSubmitJobs")
-	if err != nil {
-		return err
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Split(strings.TrimSpace(line), "|"); len(f) >= 3 {
-			l.qosPerUser = minLimit(l.qosPerUser, f[0])
-			l.qosPerAcct = minLimit(l.qosPerAcct, f[1])
-			l.qosGroup = minLimit(l.qosGroup, f[2])
-		}
-	}
-	return nil
-}
-
-// minLimit is the smaller of a limit and sacctmgr's value v (empty: none).
-func minLimit(cur int, v string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 {
-		return cur
-	}
-	if cur == 0 || n < cur {
-		return n
-	}
-	return cur
 }
 
 // config reads keys (case-insensitive, returned lower case) from the
