@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,40 +173,6 @@ func (p *prober) builder() *revImages {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-// prefixed writes whole lines to w, each after "[PREFIX] ": the probes of
-// a round write at once.
-func prefixed(w io.Writer, prefix string) io.Writer {
-	return &prefixWriter{w: w, prefix: "[" + prefix + "] "}
-}
-
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-var writeMu sync.Mutex // one line at a time onto the terminal
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		writeMu.Lock()
-		_, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
-		writeMu.Unlock()
-		p.buf = p.buf[i+1:]
-		if err != nil {
-			return len(b), err
-		}
-	}
 }
 
 var errNoGood = errors.New("the good end's probe gave no run to compare with")

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -125,6 +127,40 @@ func countBar(e *env, what string) func(done, total int) {
 		_ = bar.Set(done)
 		if done == total {
 			_ = bar.Finish()
+		}
+	}
+}
+
+// prefixed writes whole lines to w, each after "[PREFIX] ": for what
+// runs at once (the probes of a bisect round, the sweeps of one status).
+func prefixed(w io.Writer, prefix string) io.Writer {
+	return &prefixWriter{w: w, prefix: "[" + prefix + "] "}
+}
+
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+var writeMu sync.Mutex // one line at a time onto the terminal
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		writeMu.Lock()
+		_, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
+		writeMu.Unlock()
+		p.buf = p.buf[i+1:]
+		if err != nil {
+			return len(b), err
 		}
 	}
 }

@@ -17,8 +17,8 @@ func init() { register(statusCmd, cancelCmd) }
 
 var statusCmd = &command{
 	name:    "status",
-	args:    "DIR",
-	summary: "Show the state of every cell of a sweep",
+	args:    "DIR...",
+	summary: "Show the state of every cell of a sweep (or of several)",
 	help: `One sacct call for the whole sweep, and one squeue call for pending reasons
 and for jobs Slurm still holds where accounting is off; a cell Slurm no
 longer knows is read from its exit marker. --watch polls until every
@@ -28,7 +28,13 @@ cells that wait as room appears, and ends when they are done too. The
 followers of one user's sweeps on one cluster (status --watch, run --wait,
 ci) share their polls: one sacct and one squeue per interval for all of
 them ($KVSWEEP_POLL_CACHE names where, or "off"). Containers that killed docker tasks of ended cells left are
-removed (as by cancel and collect), and said so on stderr.`,
+removed (as by cancel and collect), and said so on stderr.
+
+Several directories are followed at once, by one process: a table per
+sweep (a heading naming it), JSON as a list of {dir, cells, counts}, and
+the progress lines on stderr prefixed with the directory. A sweep that
+cannot be read is said and does not stop the others; the exit status is
+then 1.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
 		format := fs.String("format", "table", "table, markdown or json")
@@ -36,27 +42,49 @@ removed (as by cancel and collect), and said so on stderr.`,
 		interval := fs.Duration("interval", 10*time.Second, "time between polls with --watch")
 		quiet := quietFlag(fs)
 		return func(e *env, args []string) error {
-			dir, err := oneArg(args, "the sweep directory")
-			if err != nil {
-				return err
+			if len(args) == 0 {
+				return usagef("expected the sweep directory (or several)")
 			}
 			if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
 				return err
 			}
-			var cells []scheduler.CellStatus
-			if *watch {
-				cells, err = watchSweep(e, dir, cfg, *interval, *quiet, scheduler.SubmitOptions{})
-			} else {
-				cells, err = status(e, dir, cfg)
+			w := watching{on: *watch, interval: *interval, quiet: *quiet}
+			if len(args) > 1 {
+				return statusMany(e, args, cfg, w, *format)
 			}
+			cells, err := statusOne(e, args[0], cfg, w)
 			if err != nil {
 				return err
 			}
-			saidWaiting(e, dir, cells, *watch)
-			removeLeftovers(e, dir, endedIn(cells))
 			return scheduler.WriteStatus(e.stdout, cells, *format)
 		}
 	},
+}
+
+// watching is how status follows: once, or until the cells are terminal.
+type watching struct {
+	on       bool
+	interval time.Duration
+	quiet    bool
+}
+
+// statusOne is the status of the sweep in dir, polled once or watched,
+// with what it says beside the table: cells waiting for room, leftover
+// containers removed.
+func statusOne(e *env, dir string, cfg *scheduler.Config, w watching) ([]scheduler.CellStatus, error) {
+	var cells []scheduler.CellStatus
+	var err error
+	if w.on {
+		cells, err = watchSweep(e, dir, cfg, w.interval, w.quiet, scheduler.SubmitOptions{})
+	} else {
+		cells, err = status(e, dir, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	saidWaiting(e, dir, cells, w.on)
+	removeLeftovers(e, dir, endedIn(cells))
+	return cells, nil
 }
 
 var cancelCmd = &command{
