@@ -43,8 +43,8 @@ type Roomer interface {
 	Room(ctx context.Context, q RoomQuery) (*Room, error)
 }
 
-// Room implements Roomer: the limits (read once per process: the
-// controller's MaxJobCount and AccountingStorageEnforce, and where limits
+// Room implements Roomer: the limits (limitsFor: once per process and
+// kept LimitsMaxAge in the user's cache; the controller's MaxJobCount and AccountingStorageEnforce, and where limits
 // are enforced the association's and the QOS's MaxSubmitJobs and
 // GrpSubmitJobs from sacctmgr), then one squeue counted against each: of
 // the live tasks where a submit limit applies, of every job record the

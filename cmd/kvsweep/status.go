@@ -27,8 +27,9 @@ otherwise; in a sweep larger than the queue has room for, it submits the
 cells that wait as room appears, and ends when they are done too. The
 followers of one user's sweeps on one cluster (status --watch, run --wait,
 ci) share their polls: one sacct and one squeue per interval for all of
-them ($KVSWEEP_POLL_CACHE names where, or "off"). Containers that killed docker tasks of ended cells left are
-removed (as by cancel and collect), and said so on stderr.
+them ($KVSWEEP_POLL_CACHE names where, or "off"). Containers that killed
+docker tasks of ended cells left are removed (as by cancel and collect),
+and said so on stderr.
 
 Several directories are followed at once, by one process: a table per
 sweep (a heading naming it), JSON as a list of {dir, cells, counts}, and
