@@ -11,8 +11,10 @@
 #   bench/scale.sh followers  20 two-cell sweeps, submitted held, followed
 #       at once by 20 kvsweep status --watch --interval 2s processes, then
 #       released: the sacct and squeue calls a wrapper on their PATH counts,
-#       per interval of the span they took, with the followers sharing
-#       their polls and without (KVSWEEP_POLL_CACHE=off).
+#       per interval of the span they took, and the same RPCs as slurmctld
+#       (sdiag) and slurmdbd (sacctmgr show stats) counted them, with the
+#       followers sharing their polls, without (KVSWEEP_POLL_CACHE=off),
+#       and one process following all 20 (status DIR... --watch).
 #   bench/scale.sh sweep  a whole small sweep, 50 cells of sleep 1, from
 #       kvsweep run --wait to the printed report, against sbatch --wait of
 #       the same array (the floor), medians of RUNS (5), in turn.
@@ -84,6 +86,16 @@ paced() {
 	[ "$tasks" = "$cells" ] || echo "paced: Slurm holds $tasks tasks for $cells cells ($covered submissions)"
 }
 
+# rpcs prints the job-info RPCs slurmctld has served (sdiag: squeue's
+# REQUEST_JOB_INFO) and the job queries slurmdbd has (sacct's
+# DBD_GET_JOBS_COND), since they started.
+rpcs() {
+	local j d
+	j=$(sdiag | awk '$1 == "REQUEST_JOB_INFO" && match($0, /count:[0-9]+/) {print substr($0, RSTART + 6, RLENGTH - 6); exit}')
+	d=$(sacctmgr show stats | awk '$1 == "DBD_GET_JOBS_COND" && match($0, /count:[0-9]+/) {print substr($0, RSTART + 6, RLENGTH - 6); exit}')
+	echo "${j:-0} ${d:-0}"
+}
+
 followers() {
 	local mode interval=2
 	spec follow 10 "sleep 4"
@@ -92,8 +104,8 @@ followers() {
 		printf '#!/bin/sh\necho "%s $(date +%%s.%%N)" >>%s/calls.log\nexec %s "$@"\n' "$tool" "$work" "$(command -v "$tool")" >"$work/$tool"
 		chmod 755 "$work/$tool"
 	done
-	for mode in shared unshared; do
-		local per=()
+	for mode in shared unshared one; do
+		local per=() ctld=() dbd=()
 		for r in $(seq "$RUNS"); do
 			local dirs=() pids=() held
 			for i in $(seq 20); do
@@ -102,12 +114,18 @@ followers() {
 				dirs+=("$work/$mode-f$r-$i")
 			done
 			: >"$work/calls.log"
-			local cache=$work/polls$r
-			[ "$mode" = shared ] || cache=off
-			for d in "${dirs[@]}"; do
-				PATH=$work:$PATH KVSWEEP_POLL_CACHE=$cache "$work/kvsweep" status "$d" --watch --interval ${interval}s --scheduler slurm --quiet >/dev/null &
+			rpcs >"$work/rpcs.before"
+			local cache=$work/polls-$mode$r
+			[ "$mode" != unshared ] || cache=off
+			if [ "$mode" = one ]; then
+				PATH=$work:$PATH KVSWEEP_POLL_CACHE=$cache "$work/kvsweep" status "${dirs[@]}" --watch --interval ${interval}s --scheduler slurm --quiet >/dev/null &
 				pids+=($!)
-			done
+			else
+				for d in "${dirs[@]}"; do
+					PATH=$work:$PATH KVSWEEP_POLL_CACHE=$cache "$work/kvsweep" status "$d" --watch --interval ${interval}s --scheduler slurm --quiet >/dev/null &
+					pids+=($!)
+				done
+			fi
 			# Every follower is up and polling held jobs; then they run.
 			sleep $((2 * interval))
 			held=$(cat "$work/$mode-f$r"-*/state.jsonl | sed -n 's/.*"job_id":"\([0-9]*\)".*/\1/p' | sort -u)
@@ -115,11 +133,22 @@ followers() {
 			# shellcheck disable=SC2086 # one job id a word
 			scontrol release $held
 			wait "${pids[@]}"
+			rpcs >"$work/rpcs.after"
 			# sacct calls per interval over the span the calls took.
-			per+=("$(awk -v i=$interval '$1 == "sacct" {n++; if (!f || $2 < f) f = $2; if ($2 > l) l = $2} END {s = l - f; k = int(s / i) + 1; printf "%.1f", n / k}' "$work/calls.log")")
+			local k
+			k=$(awk -v i=$interval '$1 == "sacct" {if (!f || $2 < f) f = $2; if ($2 > l) l = $2} END {print int((l - f) / i) + 1}' "$work/calls.log")
+			per+=("$(awk -v k="$k" '$1 == "sacct" {n++} END {printf "%.1f", n / k}' "$work/calls.log")")
+			# What the controller and slurmdbd counted themselves.
+			read -r j0 d0 <"$work/rpcs.before"
+			read -r j1 d1 <"$work/rpcs.after"
+			ctld+=("$(awk -v n=$((j1 - j0)) -v k="$k" 'BEGIN {printf "%.1f", n / k}')")
+			dbd+=("$(awk -v n=$((d1 - d0)) -v k="$k" 'BEGIN {printf "%.1f", n / k}')")
 			awk '{print $1}' "$work/calls.log" | sort | uniq -c | tr '\n' ' ' >"$work/calls.$mode"
 		done
-		echo "20 followers, $mode polls: sacct calls per ${interval} s interval: median $(median "${per[@]}") of $RUNS (${per[*]}); last run: $(cat "$work/calls.$mode")(target: at most 2 per interval shared)"
+		local who="20 followers, $mode polls"
+		[ "$mode" != one ] || who="1 follower of the 20 sweeps (status DIR... --watch)"
+		echo "$who: sacct calls per ${interval} s interval: median $(median "${per[@]}") of $RUNS (${per[*]}); last run: $(cat "$work/calls.$mode")(target: at most 2 per interval shared)"
+		echo "$who, as the servers count them per ${interval} s interval: slurmctld REQUEST_JOB_INFO (sdiag) median $(median "${ctld[@]}") (${ctld[*]}), slurmdbd DBD_GET_JOBS_COND (sacctmgr show stats) median $(median "${dbd[@]}") (${dbd[*]})"
 	done
 }
 
