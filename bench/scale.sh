@@ -80,7 +80,14 @@ paced() {
 	most=$(sort -n "$work/queued" | tail -1)
 	local id
 	id=$(sed -n 's/^ *"sweep_id": *"\([^"]*\)".*/\1/p' "$work/paced/manifest.json" | head -1)
-	tasks=$(sacct -n -X -P --starttime="now-6hours" --format=JobID,JobName | grep -c "|kvs\.$id\." || true)
+	# slurmdbd records a job some time after it ends (the controller
+	# sends them in batches): count until every cell's task is there, or
+	# two minutes pass.
+	for _ in $(seq 60); do
+		tasks=$(sacct -n -X -P --starttime="now-6hours" --format=JobID,JobName | grep "|kvs\.$id\." | cut -d'|' -f1 | sort -u | wc -l)
+		[ "$tasks" -lt "$cells" ] || break
+		sleep 2
+	done
 	covered=$(grep -c '"type":"intent"' "$work/paced/state.jsonl")
 	echo "paced sweep of $cells cells (MaxJobCount 4000, QOS MaxSubmitJobsPerUser 1000): $((t1 - t0)) ms, $calls sbatch calls, at most $most tasks queued; $summary; Slurm tasks $tasks for $cells cells (target: every cell COMPLETED exactly once)"
 	[ "$tasks" = "$cells" ] || echo "paced: Slurm holds $tasks tasks for $cells cells ($covered submissions)"
