@@ -94,11 +94,12 @@ paced() {
 }
 
 # rpcs prints the job-info RPCs slurmctld has served (sdiag: squeue's
-# REQUEST_JOB_INFO) and the job queries slurmdbd has (sacct's
-# DBD_GET_JOBS_COND), since they started.
+# REQUEST_JOB_INFO, or REQUEST_JOB_INFO_SINGLE when it asks for one job)
+# and the job queries slurmdbd has (sacct's DBD_GET_JOBS_COND), since
+# they started.
 rpcs() {
 	local j d
-	j=$(sdiag | awk '$1 == "REQUEST_JOB_INFO" && match($0, /count:[0-9]+/) {print substr($0, RSTART + 6, RLENGTH - 6); exit}')
+	j=$(sdiag | awk '($1 == "REQUEST_JOB_INFO" || $1 == "REQUEST_JOB_INFO_SINGLE") && match($0, /count:[0-9]+/) {n += substr($0, RSTART + 6, RLENGTH - 6)} END {print n + 0}')
 	d=$(sacctmgr show stats | awk '$1 == "DBD_GET_JOBS_COND" && match($0, /count:[0-9]+/) {print substr($0, RSTART + 6, RLENGTH - 6); exit}')
 	echo "${j:-0} ${d:-0}"
 }
@@ -155,7 +156,7 @@ followers() {
 		local who="20 followers, $mode polls"
 		[ "$mode" != one ] || who="1 follower of the 20 sweeps (status DIR... --watch)"
 		echo "$who: sacct calls per ${interval} s interval: median $(median "${per[@]}") of $RUNS (${per[*]}); last run: $(cat "$work/calls.$mode")(target: at most 2 per interval shared)"
-		echo "$who, as the servers count them per ${interval} s interval: slurmctld REQUEST_JOB_INFO (sdiag) median $(median "${ctld[@]}") (${ctld[*]}), slurmdbd DBD_GET_JOBS_COND (sacctmgr show stats) median $(median "${dbd[@]}") (${dbd[*]})"
+		echo "$who, as the servers count them per ${interval} s interval: slurmctld REQUEST_JOB_INFO[_SINGLE] (sdiag) median $(median "${ctld[@]}") (${ctld[*]}), slurmdbd DBD_GET_JOBS_COND (sacctmgr show stats) median $(median "${dbd[@]}") (${dbd[*]})"
 	done
 }
 
