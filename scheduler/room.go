@@ -19,6 +19,9 @@ type Room struct {
 }
 
 func (r *Room) String() string {
+	if r == nil {
+		return "no limit"
+	}
 	return fmt.Sprintf("%s %d, %d in use", r.What, r.Limit, r.Used)
 }
 

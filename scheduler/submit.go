@@ -221,7 +221,10 @@ func pace(ctx context.Context, j *sweep.Journal, m *sweep.Manifest, chosen map[s
 	if room != nil {
 		free = room.Free
 	}
-	why := fmt.Sprint(room)
+	why := ""
+	if room != nil {
+		why = room.String()
+	}
 	if fit := sweep.Fit(recs); fit > 0 && fit < free {
 		free = fit
 		rep.Refused = fmt.Sprintf("at most %d cells at once since sbatch refused twice as many for a submit limit", fit)
