@@ -46,14 +46,15 @@ type Roomer interface {
 	Room(ctx context.Context, q RoomQuery) (*Room, error)
 }
 
-// Room implements Roomer: the limits (limitsFor: once per process and
-// kept LimitsMaxAge in the user's cache; the controller's MaxJobCount and AccountingStorageEnforce, and where limits
-// are enforced the association's and the QOS's MaxSubmitJobs and
-// GrpSubmitJobs from sacctmgr), then one squeue counted against each: of
-// the live tasks where a submit limit applies, of every job record the
-// controller holds (finished ones until MinJobAge) when the submission is
-// a quarter of MaxJobCount or more. No limit that could bind: no squeue,
-// and no room to say (nil).
+// Room implements Roomer: the limits (limitsFor: once per process, kept
+// LimitsMaxAge in the user's cache; the controller's MaxJobCount and
+// AccountingStorageEnforce, and where limits are enforced the
+// association's and the QOS's MaxSubmitJobs and GrpSubmitJobs from
+// sacctmgr), then one squeue counted against each: of the live tasks
+// where a submit limit applies, of every job record the controller holds
+// (finished ones until MinJobAge) when the submission is a quarter of
+// MaxJobCount or more. No limit that could bind: no squeue, and no room
+// to say (nil).
 func (s *Slurm) Room(ctx context.Context, q RoomQuery) (*Room, error) {
 	lim, err := s.limitsFor(ctx, q)
 	if err != nil {
