@@ -161,7 +161,7 @@ func cachedLimits(path, key string, now time.Time) *slurmLimits {
 	}
 	f := readLimitsCache(path)
 	e, ok := f.Entries[key]
-	if !ok || e.Limits == nil || e.Time.After(now) || now.Sub(e.Time) >= LimitsMaxAge {
+	if !ok || e.Limits == nil || !e.fresh(now) {
 		return nil
 	}
 	return e.Limits
@@ -175,23 +175,20 @@ func storeLimits(path, key string, l *slurmLimits, now time.Time) {
 	}
 	f := readLimitsCache(path)
 	for k, e := range f.Entries {
-		if now.Sub(e.Time) >= LimitsMaxAge || e.Time.After(now) {
+		if !e.fresh(now) {
 			delete(f.Entries, k)
 		}
 	}
 	f.Entries[key] = limitsEntry{Time: now, Limits: l}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return
+	if b, err := json.Marshal(f); err == nil {
+		_ = sweep.WriteFileAtomic(path, b, 0o600)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
+}
+
+// fresh reports whether e was stored less than LimitsMaxAge before now
+// (and not after it).
+func (e limitsEntry) fresh(now time.Time) bool {
+	return !e.Time.After(now) && now.Sub(e.Time) < LimitsMaxAge
 }
 
 func readLimitsCache(path string) *limitsCacheFile {
