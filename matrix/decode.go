@@ -142,6 +142,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("matrix", func(n ast.Node, w string) { matrixNode = n })),
 		mark(yamlpos.F("cases", func(n ast.Node, w string) { d.cases(n, w, s) })),
 		mark(yamlpos.F("engines", func(n ast.Node, w string) { d.engines(n, w, s) })),
+		mark(yamlpos.F("services", func(n ast.Node, w string) { s.Services = d.services(n, w) })),
 		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) {
 			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
@@ -732,6 +733,10 @@ func (d *decoder) engines(n ast.Node, where string, s *Spec) {
 				}
 			}),
 			yamlpos.F("expect", func(n ast.Node, w string) { en.Expect, en.ExpectKeys = d.expect(n, w) }),
+			yamlpos.F("services", func(n ast.Node, w string) {
+				svc := d.services(n, w)
+				en.Services = &svc
+			}),
 			yamlpos.F("unsupported", func(n ast.Node, w string) {
 				d.Fields(n, w,
 					yamlpos.F("cases", func(n ast.Node, w string) {
@@ -754,6 +759,22 @@ func (d *decoder) engines(n ast.Node, where string, s *Spec) {
 		s.Engines[e.Key] = en
 		s.EngineOrder = append(s.EngineOrder, e.Key)
 	}
+}
+
+// services reads a list of services (etcd, nats), each at most once.
+func (d *decoder) services(n ast.Node, w string) []string {
+	out := []string{}
+	for i, v := range d.StrList(n, w) {
+		switch {
+		case yamlpos.IndexOf(Services, v.S) < 0:
+			d.ErrAt(v, "%s[%d]: unknown service %q (expected one of: %s)", w, i, v.S, strings.Join(Services, ", "))
+		case slices.Contains(out, v.S):
+			d.ErrAt(v, "%s[%d]: %q is listed twice", w, i, v.S)
+		default:
+			out = append(out, v.S)
+		}
+	}
+	return out
 }
 
 // cases reads the cases mapping: case id -> {require: [RULE, ...]}.

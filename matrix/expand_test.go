@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -241,5 +242,38 @@ matrix:`)
 	_, err = Parse("sweep.yaml", []byte(strings.Replace(src, "kinds: [disagg-2p1d]", "kinds: [disagg]", 1)))
 	if err == nil || !strings.Contains(err.Error(), `engines.sglang.unsupported.kinds[0]: unknown topology kind "disagg"`) {
 		t.Errorf("an unknown kind: %v", err)
+	}
+}
+
+// services: etcd and nats, each once, at the top and per engine; anything
+// else refused where it stands.
+func TestServices(t *testing.T) {
+	src := `version: 1
+name: s
+services: [etcd, nats]
+harness: {command: [h]}
+engines:
+  vllm: {}
+  vllm-bare: {services: []}
+topologies: {aggregated: {}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm, vllm-bare], topology: [aggregated], geometry: [g], case: [TC-01]}
+`
+	s, err := Parse("sweep.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Services, []string{"etcd", "nats"}) || s.Engines["vllm"].Services != nil ||
+		s.Engines["vllm-bare"].Services == nil || len(*s.Engines["vllm-bare"].Services) != 0 || !s.Engines["vllm-bare"].OwnJob() {
+		t.Errorf("services: %v, vllm %v, vllm-bare %v", s.Services, s.Engines["vllm"].Services, s.Engines["vllm-bare"].Services)
+	}
+	for bad, want := range map[string]string{
+		"services: [etcd, nats, redis]": `sweep.yaml:3:24: services[2]: unknown service "redis" (expected one of: etcd, nats)`,
+		"services: [nats, nats]":        `sweep.yaml:3:18: services[1]: "nats" is listed twice`,
+	} {
+		_, err := Parse("sweep.yaml", []byte(strings.Replace(src, "services: [etcd, nats]", bad, 1)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", bad, err, want)
+		}
 	}
 }

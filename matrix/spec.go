@@ -84,7 +84,21 @@ type Spec struct {
 	// settings of their own.
 	Engines     map[string]*Engine
 	EngineOrder []string
+	// Services are what the job starts for the workers before the
+	// harness (Services: etcd, nats), the cell's own; an engine may say
+	// otherwise.
+	Services []string
 }
+
+// The services a job can start for Dynamo's workers: etcd (discovery and
+// the key-value store) and NATS (Dynamo's messaging and KV events).
+const (
+	ServiceEtcd = "etcd"
+	ServiceNATS = "nats"
+)
+
+// Services lists the service names `services:` accepts.
+var Services = []string{ServiceEtcd, ServiceNATS}
 
 // Telemetry says what the jobs scrape: Prometheus endpoints, every
 // Interval; a harness may list more in the cell's telemetry-endpoints.
@@ -120,6 +134,9 @@ type Engine struct {
 	// grid's combinations that ask for them are left out, and counted in
 	// Spec.LeftOut.
 	Unsupported Unsupported
+	// Services replaces the spec's services for this engine's cells when
+	// not nil (a bare-engine probe needs none).
+	Services *[]string
 }
 
 // Unsupported is what an engine declares it cannot run.
@@ -139,7 +156,7 @@ type LeftOut struct {
 // OwnJob reports whether the engine's cells need jobs of their own: an
 // image or environment of its own is a property of the job script.
 func (e *Engine) OwnJob() bool {
-	return e != nil && (e.Image != "" || len(e.Env.Pass) > 0 || len(e.Env.Set) > 0 || e.Expect != nil)
+	return e != nil && (e.Image != "" || len(e.Env.Pass) > 0 || len(e.Env.Set) > 0 || e.Expect != nil || e.Services != nil)
 }
 
 // Case is the settings of one test case.

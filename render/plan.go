@@ -75,6 +75,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 			m.Expect[k] = v
 		}
 	}
+	m.Services = spec.Services
 	m.Validity = validity(spec)
 	m.RetryInfra = spec.Retry.Infra
 	m.QOS, m.Account, m.MaxQueued = spec.Cluster.QOS, spec.Cluster.Account, spec.Cluster.MaxQueued
@@ -202,6 +203,7 @@ func (p *packer) newJob(c *matrix.Cell, array bool) *sweep.Job {
 			j.Image = cmp.Or(p.opts.EngineImages[c.Engine], e.Image)
 		}
 		j.Expect = e.Expect
+		j.Services = e.Services
 	}
 	if isRev {
 		j.Image, j.Expect = rev.Image, rev.Expect

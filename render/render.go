@@ -169,7 +169,7 @@ func needsBinary(m *sweep.Manifest) bool {
 		return true
 	}
 	for _, j := range m.Jobs {
-		if j.Kind == "two-node" {
+		if j.Kind == "two-node" || len(m.ServicesOf(j.Name)) > 0 {
 			return true
 		}
 	}

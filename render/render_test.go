@@ -220,6 +220,20 @@ func TestGoldenEngines(t *testing.T) {
 	if strings.Contains(string(vllm), "SGLANG_HICACHE") || strings.Contains(string(vllm), "quick-start-sglang") {
 		t.Error("the vLLM job script has the SGLang engine's image or environment")
 	}
+	// The spec's services start in the engines' jobs; the bare probe,
+	// which says services: [], starts none.
+	for _, want := range []string{"launch head etcd", "launch head nats-server", "job etcd-wait", "job nats-wait"} {
+		if !strings.Contains(string(vllm), want) && !strings.Contains(string(script), want) {
+			t.Errorf("the engines' job scripts lack %q", want)
+		}
+	}
+	bare, err := os.ReadFile(filepath.Join(dir, sweep.JobsDir, "aggregated-vllm-bare.sbatch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(bare), "launch head etcd") || strings.Contains(string(bare), "nats-server") {
+		t.Error("the bare probe's job starts a service its engine says it does not need")
+	}
 }
 
 // A render that meets a full file system fails with the reason and leaves

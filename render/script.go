@@ -41,6 +41,9 @@ type ScriptData struct {
 	Adapter []string
 	// Telemetry is what the job scrapes beside the harness (nil: none).
 	Telemetry *sweep.Telemetry
+	// Etcd and NATS: the job starts them for the workers before the
+	// harness (the spec's services, or the engine's).
+	Etcd, NATS bool
 	// K8s: the script runs in the pods of a Kubernetes Job (scheduler
 	// k8s), whose container is the image: Container.Runtime is "k8s".
 	K8s bool
@@ -87,6 +90,17 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	d.Image = m.ImageOf(j.Name)
 	d.Adapter = m.ResultAdapter
 	d.Telemetry = m.Telemetry
+	svc := m.ServicesOf(j.Name)
+	d.Etcd, d.NATS = slices.Contains(svc, matrix.ServiceEtcd), slices.Contains(svc, matrix.ServiceNATS)
+	// The services' addresses reach the harness in the container: runtimes
+	// that pass variables by name need the names (a two-node job's etcd
+	// too).
+	if d.Etcd || j.Kind == "two-node" {
+		d.EnvNames = append(d.EnvNames, "ETCD_ENDPOINTS")
+	}
+	if d.NATS {
+		d.EnvNames = append(d.EnvNames, "NATS_SERVER")
+	}
 	expect := m.Expect
 	if j.Expect != nil {
 		expect = j.Expect

@@ -104,6 +104,9 @@ type Manifest struct {
 	// Expect is the commit each named component of the image must record;
 	// jobs check it before the harness starts.
 	Expect map[string]string `json:"expect,omitempty"`
+	// Services are what each job starts for the workers before the
+	// harness (etcd, nats), from the spec's services.
+	Services []string `json:"services,omitempty"`
 	// Validity is what a PASS must show to count, from the spec.
 	Validity *Validity `json:"validity,omitempty"`
 	// RetryInfra is how many times a cell that failed outside the test is
@@ -200,6 +203,20 @@ type Job struct {
 	Engine string            `json:"engine,omitempty"`
 	Image  string            `json:"image,omitempty"`
 	Expect map[string]string `json:"expect,omitempty"`
+	// Services, when not nil, replace the manifest's for this job's cells
+	// (the engine's services).
+	Services *[]string `json:"services,omitempty"`
+}
+
+// ServicesOf is what the cells of job start before the harness: the
+// job's own, else the manifest's.
+func (m *Manifest) ServicesOf(job string) []string {
+	for _, j := range m.Jobs {
+		if j.Name == job && j.Services != nil {
+			return *j.Services
+		}
+	}
+	return m.Services
 }
 
 // ImageOf is the image the cells of job run: the job's own, else the

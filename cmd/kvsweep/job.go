@@ -6,11 +6,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/coord"
+	"github.com/kvsweep/kvsweep/internal/fail"
 )
 
 // jobCommands run inside a job (the rendered two-node script calls them).
@@ -27,6 +30,45 @@ var jobCommands = []*command{
 					return err
 				}
 				fmt.Fprintf(e.stdout, "etcd at %s is healthy\n", *eps)
+				return nil
+			}
+		},
+	},
+	{
+		name:    "nats-wait",
+		args:    "[--server URL] [--timeout D]",
+		summary: "Wait until a NATS server answers; fail with the last error at the deadline",
+		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+			server := fs.String("server", os.Getenv("NATS_SERVER"), "the NATS server, nats://HOST:PORT (default $NATS_SERVER)")
+			timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+			return func(e *env, args []string) error {
+				if err := coord.WaitNATS(context.Background(), *server, *timeout); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "NATS at %s is healthy\n", *server)
+				return nil
+			}
+		},
+	},
+	{
+		name:    "ports",
+		args:    "N",
+		summary: "Print N TCP ports free on this host, on one line",
+		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+			return func(e *env, args []string) error {
+				a, err := oneArg(args, "how many ports")
+				if err != nil {
+					return err
+				}
+				n, err := strconv.Atoi(a)
+				if err != nil || n < 1 || n > 16 {
+					return fail.Usagef("ports: %q is not a count from 1 to 16", a)
+				}
+				ports, err := coord.FreePorts(n)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, strings.Trim(fmt.Sprint(ports), "[]"))
 				return nil
 			}
 		},
