@@ -42,6 +42,7 @@ var Allowed = map[string][]string{
 	"provenance":         {},
 	"rules":              {},
 	"templates":          {},
+	"upstream":           {},
 	"examples":           {},
 	"e2e":                {},
 	"internal/arch":      {},
