@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"crypto/sha256"
+	"maps"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/templates"
 )
 
 // The Dockerfile users get (templates/Dockerfile.quick-start-vllm, the
@@ -49,9 +51,22 @@ func TestQuickStartDockerfile(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
 	t.Cleanup(srv.Close)
 
+	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rustVersion := regexp.MustCompile(`RUST_VERSION: "([^"]+)"`).FindSubmatch(args)
+	if rustVersion == nil {
+		t.Fatalf("the stand-ins' build arguments name no RUST_VERSION:\n%s", args)
+	}
 	git := imagetest.StartGitServer(t)
 	t.Cleanup(git.Stop)
-	dynamo := git.Repo(t, "dynamo", quickStartDynamo)
+	// Dynamo as upstream lays it out: a rust-toolchain.toml naming the
+	// channel the stand-in toolchain serves, and a build script that needs
+	// protoc.
+	dynamoFiles := maps.Clone(quickStartDynamo)
+	dynamoFiles["rust-toolchain.toml"] = fmt.Sprintf("[toolchain]\nchannel = %q\n", rustVersion[1])
+	dynamo := git.Repo(t, "dynamo", dynamoFiles)
 	adapter := git.Repo(t, "adapter", map[string]string{
 		"vllm/distributed/kv_transfer/kv_connector/v1/kvcr_connector.py": "class KVCRConnector:\n    pass\n"})
 	sim, err := os.ReadFile("testdata/phase1-sim.sh")
@@ -65,12 +80,9 @@ func TestQuickStartDockerfile(t *testing.T) {
 		".gitignore":        "build/\n*.egg-info/\n",
 		"docs/kvcr-tier.md": "The KV-cache reuse tier.\n",
 	})
-	base := imagetest.PushRootfs(t, reg+"/qs/vllm-standin:0.11.0", qsBase, quickStartVLLM)
-
-	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The base carries the vLLM image's ENTRYPOINT (upstream/facts: vllm
+	// serve): the image built on it must reset it.
+	base := imagetest.PushRootfs(t, reg+"/qs/vllm-standin:0.20.1", qsBase, quickStartVLLM, imagetest.Entrypoint("vllm", "serve"))
 	pins := filepath.Join(tmp, "pins.yaml")
 	src := fmt.Sprintf(`version: 1
 base: %s
@@ -81,8 +93,10 @@ python_lock: %s
 build_args:
 %s  RUST_DIST_SERVER: %s
   ETCD_RELEASES: %s/etcd
+  PROTOC_RELEASES: %s/protoc
+  NATS_RELEASES: %s/nats
   PIP_INDEX_URL: %s/simple
-`, base, git.URL, git.URL, kvcr, filepath.Join(served, "requirements.lock"), args, srv.URL, srv.URL, srv.URL)
+`, base, git.URL, git.URL, kvcr, filepath.Join(served, "requirements.lock"), args, srv.URL, srv.URL, srv.URL, srv.URL, srv.URL)
 	if err := os.WriteFile(pins, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +114,7 @@ build_args:
 			t.Fatalf("building the shipped Dockerfile: %v\n%s%s", err, out, lastLines(errs, 60))
 		}
 		// The canary ran: its output is the build's last step's.
-		if len(digests) == 0 && !strings.Contains(errs, "vllm 0.11.0") {
+		if len(digests) == 0 && !strings.Contains(errs, "vllm 0.20.1") {
 			t.Errorf("the canary did not print the vLLM version:\n%s", lastLines(errs, 40))
 		}
 		m := regexp.MustCompile(`(?m)^digest (sha256:[0-9a-f]{64})$`).FindStringSubmatch(out)
@@ -114,6 +128,7 @@ build_args:
 	}
 	image := ref + "@" + digests[0]
 	mustKvsweep(t, c, "image", "verify", image, "--pins", pins, "--insecure-registry")
+	buildFailsLikeUpstream(t, c, tmp, src, addr)
 	var in struct {
 		Revisions *provenance.SourceRevisions `json:"source_revisions"`
 	}
@@ -134,6 +149,41 @@ build_args:
 	checkStagedRun(t, dir, 4, digests[0], in.Revisions)
 	runsAsRuntimeUser(t, c, image)
 	prLane(t, c, main, digests[0], in.Revisions, kvcr)
+}
+
+// buildFailsLikeUpstream: the shipped Dockerfile fails where Dynamo's own
+// build would, saying why: without protoc, Dynamo's build script stops;
+// with a RUST_VERSION other than the checkout's rust-toolchain.toml, the
+// build refuses before cargo runs (rustup would fetch that channel past
+// the pins).
+func buildFailsLikeUpstream(t *testing.T, c cluster, tmp, pins, addr string) {
+	t.Helper()
+	shipped := templates.QuickStartDockerfile()
+	noProtoc := strings.Replace(string(shipped), "COPY --from=protoc /opt/protoc /opt/protoc\n", "", 1)
+	if noProtoc == string(shipped) {
+		t.Fatal("the shipped Dockerfile has no protoc COPY to remove")
+	}
+	df := filepath.Join(tmp, "Dockerfile.no-protoc")
+	if err := os.WriteFile(df, []byte(noProtoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rv := regexp.MustCompile(`(?m)^  RUST_VERSION: "[^"]*"$`)
+	for _, tc := range []struct {
+		name, pins, want string
+	}{
+		{"protoc removed", pins + "dockerfile: " + df + "\n", "Could not find `protoc`"},
+		{"RUST_VERSION against rust-toolchain.toml", rv.ReplaceAllString(pins, `  RUST_VERSION: "1.86.0"`), "rust-toolchain.toml says channel"},
+	} {
+		p := filepath.Join(tmp, "pins-"+strings.Fields(tc.name)[0]+".yaml")
+		if err := os.WriteFile(p, []byte(tc.pins), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errs, err := kvsweep(t, c, nil, "image", "build", "--pins", p, "--output", "oci:"+filepath.Join(tmp, "fail.tar"),
+			"--insecure-registry", "--buildkit-addr", addr, "--progress", "plain")
+		if err == nil || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: the build %v, want a failure saying %q:\n%s%s", tc.name, err, tc.want, out, lastLines(errs, 30))
+		}
+	}
 }
 
 // runsAsRuntimeUser runs a cell of the image under docker as the image's
@@ -189,6 +239,27 @@ name = "dynamo_core"
 crate-type = ["cdylib"]
 path = "rust/lib.rs"
 `,
+	// As Dynamo's lib/llm/build.rs does (upstream/facts/dynamo-v1.2.0.yaml
+	// build.protoc): compile protos with the protoc of $PROTOC, and stop,
+	// saying so, without one.
+	"lib/bindings/python/build.rs": `use std::process::Command;
+
+fn main() {
+    let protoc = std::env::var("PROTOC").unwrap_or_else(|_| "protoc".to_string());
+    let out = std::env::var("OUT_DIR").unwrap();
+    let status = Command::new(&protoc)
+        .args(["--proto_path=protos", &format!("--descriptor_set_out={}/kserve.pb", out), "protos/kserve.proto"])
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("protoc {} failed: {}", protoc, s),
+        Err(e) => panic!("Could not find ` + "`protoc`" + ` ({}): {}. Install protoc and set PROTOC.", protoc, e),
+    }
+    println!("cargo:rerun-if-changed=protos/kserve.proto");
+    println!("cargo:rerun-if-env-changed=PROTOC");
+}
+`,
+	"lib/bindings/python/protos/kserve.proto": "syntax = \"proto3\";\npackage inference;\nmessage ServerLiveRequest {}\n",
 	"lib/bindings/python/rust/lib.rs": `// What the canary calls through the library: proof it was compiled.
 #[no_mangle]
 pub extern "C" fn dynamo_core_answer() -> u32 {
@@ -234,10 +305,10 @@ if _core.dynamo_core_answer() != 42:
 var quickStartVLLM = func() map[string]string {
 	site := "usr/local/lib/python3.11/dist-packages/"
 	m := map[string]string{
-		site + "vllm/__init__.py":                "__version__ = \"0.11.0\"\n",
-		site + "vllm-0.11.0.dist-info/METADATA":  "Metadata-Version: 2.1\nName: vllm\nVersion: 0.11.0\n",
-		site + "vllm-0.11.0.dist-info/INSTALLER": "pip\n",
-		site + "vllm-0.11.0.dist-info/RECORD":    "",
+		site + "vllm/__init__.py":                "__version__ = \"0.20.1\"\n",
+		site + "vllm-0.20.1.dist-info/METADATA":  "Metadata-Version: 2.1\nName: vllm\nVersion: 0.20.1\n",
+		site + "vllm-0.20.1.dist-info/INSTALLER": "pip\n",
+		site + "vllm-0.20.1.dist-info/RECORD":    "",
 	}
 	for _, p := range []string{"distributed", "distributed/kv_transfer", "distributed/kv_transfer/kv_connector", "distributed/kv_transfer/kv_connector/v1"} {
 		m[site+"vllm/"+p+"/__init__.py"] = ""

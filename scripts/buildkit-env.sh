@@ -26,7 +26,7 @@ REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
 # With the two-node cluster's network up (scripts/slurm-env.sh env exports
 # KVSWEEP_TWONODE_NET), the registry is also served on its bridge address.
 REGISTRY_NODES=${KVSWEEP_TWONODE_NET:+$KVSWEEP_TWONODE_NET.1:$((PORT_BASE + 57))}
-PKGS=(runc docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server)
+PKGS=(runc docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server protobuf-compiler nats-server)
 # The stand-in for the vLLM base image the quick-start test builds the
 # shipped Dockerfile on: Debian with what that image has and the
 # Dockerfile uses (Python and pip, git, curl, a C toolchain for cargo's

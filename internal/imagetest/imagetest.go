@@ -219,11 +219,20 @@ func CheckoutAt(t testing.TB, dir string, files map[string]string, executable ..
 	return dir
 }
 
+// RootfsOption sets something of the image PushRootfs makes.
+type RootfsOption func(*v1.Config)
+
+// Entrypoint gives the image an ENTRYPOINT (the vLLM image's is its API
+// server: vllm serve).
+func Entrypoint(words ...string) RootfsOption {
+	return func(c *v1.Config) { c.Entrypoint = words }
+}
+
 // PushRootfs pushes an image of two layers to ref: the root file system
 // in the tarball at rootfs, then files (slash-separated path -> content,
 // directories made as needed) over it; it returns NAME:TAG@DIGEST. The
 // quick-start test's stand-in for the vLLM base image is made with it.
-func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string) string {
+func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string, opts ...RootfsOption) string {
 	t.Helper()
 	base, err := tarball.LayerFromFile(rootfs)
 	if err != nil {
@@ -250,8 +259,12 @@ func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string) strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := v1.Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
-		Config: v1.Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}, RootFS: v1.RootFS{Type: "layers"}})
+		Config: cfg, RootFS: v1.RootFS{Type: "layers"}})
 	if err != nil {
 		t.Fatal(err)
 	}

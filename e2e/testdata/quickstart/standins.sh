@@ -87,10 +87,44 @@ cp /usr/bin/etcd "$work/etcd-$etcd_version-linux-amd64/"
 etcd_tar=$out/etcd/$etcd_version/etcd-$etcd_version-linux-amd64.tar.gz
 tar -C "$work" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$etcd_tar" "etcd-$etcd_version-linux-amd64"
 
+# protoc, laid out as a protobuf release's linux-x86_64 zip (bin/protoc):
+# Debian's protoc with the libraries it needs beside it, behind a wrapper
+# (a zip keeps no modes: the Dockerfile makes bin/* executable).
+protoc_version=$(/usr/bin/protoc --version | awk '{print $2}')
+mkdir -p "$work/protoc/bin" "$work/protoc/lib" "$out/protoc/v$protoc_version"
+cp /usr/bin/protoc "$work/protoc/bin/protoc.real"
+ldd /usr/bin/protoc | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+	grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
+	cp -L "$lib" "$work/protoc/lib/"
+done
+# shellcheck disable=SC2016 # the wrapper's own variables
+printf '%s\n' '#!/bin/sh' 'd=$(dirname "$0")' 'LD_LIBRARY_PATH=$d/../lib exec "$d/protoc.real" "$@"' >"$work/protoc/bin/protoc"
+protoc_zip=$out/protoc/v$protoc_version/protoc-$protoc_version-linux-x86_64.zip
+(cd "$work/protoc" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for d in ("bin", "lib"):
+        for f in sorted(os.listdir(d)):
+            i = zipfile.ZipInfo(d + "/" + f, (2026, 1, 1, 0, 0, 0))
+            with open(d + "/" + f, "rb") as fh:
+                z.writestr(i, fh.read(), zipfile.ZIP_DEFLATED)
+' "$protoc_zip")
+
+# nats-server, laid out as its release tarball.
+nats_version=$(nats-server --version | sed -n 's/^nats-server: v//p')
+mkdir -p "$work/nats-server-v$nats_version-linux-amd64" "$out/nats/v$nats_version"
+cp "$(command -v nats-server)" "$work/nats-server-v$nats_version-linux-amd64/"
+nats_tar=$out/nats/v$nats_version/nats-server-v$nats_version-linux-amd64.tar.gz
+tar -C "$work" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$nats_tar" "nats-server-v$nats_version-linux-amd64"
+
 cat >"$out/build-args.yaml" <<ARGS
   RUSTUP_VERSION: standin
   RUSTUP_SHA256: "$(sha "$init")"
   RUST_VERSION: "$rust_version"
   ETCD_VERSION: $etcd_version
   ETCD_SHA256: "$(sha "$etcd_tar")"
+  PROTOC_VERSION: "$protoc_version"
+  PROTOC_SHA256: "$(sha "$protoc_zip")"
+  NATS_VERSION: "$nats_version"
+  NATS_SHA256: "$(sha "$nats_tar")"
 ARGS
