@@ -204,23 +204,29 @@ func buildTestImage(t testing.TB, c cluster) (ref, digest string, revs *provenan
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]string{"phase1-sim.sh": string(sim)}
+	worker, err := os.ReadFile("testdata/dynamo-worker-sim.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"phase1-sim.sh": string(sim), "dynamo-worker-sim.sh": string(worker)}
 	// etcd for two-node cells in containers (the head's etcd runs in the
 	// image), and bash for the pods of scheduler k8s (they run the job
 	// script, as the quick-start image can), with the C libraries they
 	// link: the base image is busybox alone.
-	for src, dst := range map[string]string{"/usr/bin/etcd": "sysroot/bin/etcd",
+	// nats-server likewise: the services the jobs start for Dynamo run
+	// from the image.
+	for src, dst := range map[string]string{"/usr/bin/etcd": "sysroot/bin/etcd", "/usr/sbin/nats-server": "sysroot/bin/nats-server",
 		"/bin/bash":                           "sysroot/bin/bash",
 		"/lib/x86_64-linux-gnu/libtinfo.so.6": "sysroot/lib/x86_64-linux-gnu/libtinfo.so.6",
 		"/lib/x86_64-linux-gnu/libc.so.6":     "sysroot/lib/x86_64-linux-gnu/libc.so.6",
 		"/lib64/ld-linux-x86-64.so.2":         "sysroot/lib64/ld-linux-x86-64.so.2"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
-			t.Fatalf("etcd for the test image: %v (the test command installs etcd-server)", err)
+			t.Fatalf("etcd and NATS for the test image: %v (the test command installs etcd-server and nats-server)", err)
 		}
 		files[dst] = string(b)
 	}
-	kvcr := imagetest.CheckoutAt(t, filepath.Join(testImage.dir, "kvcr"), files, "sysroot/bin/etcd", "sysroot/bin/bash", "sysroot/lib64/ld-linux-x86-64.so.2")
+	kvcr := imagetest.CheckoutAt(t, filepath.Join(testImage.dir, "kvcr"), files, "sysroot/bin/etcd", "sysroot/bin/nats-server", "sysroot/bin/bash", "sysroot/lib64/ld-linux-x86-64.so.2")
 	base := imagetest.PushBase(t, reg+"/e2e/busybox:1", "")
 	df, _ := filepath.Abs("../imagebuild/testdata/Dockerfile.fixture")
 	pins := filepath.Join(testImage.dir, "pins.yaml")

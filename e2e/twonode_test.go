@@ -307,6 +307,7 @@ func TestTwoNodesInContainers(t *testing.T) {
 	spec := fmt.Sprintf(`version: 1
 name: twonode-pyxis
 container: {runtime: pyxis, image: %q}
+services: [etcd, nats]
 harness:
   command: [/opt/kvcr/phase1-sim.sh, --engine, "{{.Engine}}", --results-dir, "{{.CellDir}}"]
 topologies:
@@ -317,8 +318,11 @@ topologies:
     # 2P+1D across the nodes: the prefill workers 0 and 1 on the head, the
     # decode worker 2 on the second node, each with its service there.
     placement: {head: [0, 1], remote: [2]}
-    args: [--etcd, --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/services/ready-2", --wait-file, "{{.CellDir}}/remote/agent-ready"]
-    agent: [sh, -c, 'echo "agent on $(hostname) in the image: $(cat /opt/nccl-version)"; touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
+    # The head's stand-in Dynamo workers 0 and 1 and the remote worker 2
+    # (started by the agent on the second node) need etcd and NATS, both
+    # on the head.
+    args: [--etcd, --dynamo-workers, "2", --wait-file, "{{.CellDir}}/services/ready-0", --wait-file, "{{.CellDir}}/services/ready-1", --wait-file, "{{.CellDir}}/services/ready-2", --wait-file, "{{.CellDir}}/remote/agent-ready"]
+    agent: [sh, -c, 'echo "agent on $(hostname) in the image: $(cat /opt/nccl-version)"; bash /opt/kvcr/dynamo-worker-sim.sh 2 && touch "$KVSWEEP_CELL_DIR/remote/agent-ready"; exec sleep 122']
     service: [sh, -c, 'echo "service $KVCR_SERVICE_INDEX on $SLURMD_NODENAME" > "$KVSWEEP_SERVICES_DIR/where-$KVCR_SERVICE_INDEX"; touch "$KVSWEEP_SERVICES_DIR/ready-$KVCR_SERVICE_INDEX"; exec sleep 123']
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-06]}
@@ -346,6 +350,17 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 	if a := read("remote/agent.log"); !strings.Contains(a, "agent on ") || !strings.Contains(a, "in the image: nccl 2.27.3") {
 		t.Errorf("the agent did not run in the image on the second node: %q", a)
 	}
+	// Dynamo's services on the head serve both nodes: the remote worker
+	// reached them at the head's address.
+	if !strings.Contains(read("nats.log"), "Server is ready") {
+		t.Errorf("the image's nats-server did not serve:\n%s", read("nats.log"))
+	}
+	if a := read("remote/agent.log"); !regexp.MustCompile(`dynamo worker 2: registered in etcd at http://[0-9.]+:\d+, events to nats://[0-9.]+:\d+`).MatchString(a) || strings.Contains(a, "127.0.0.1") {
+		t.Errorf("the remote worker did not reach the head's etcd and NATS: %q", a)
+	}
+	if l := cellLog(dir, cell); !strings.Contains(l, "dynamo worker 1: registered in etcd") {
+		t.Errorf("the head's workers did not register:\n%s", l)
+	}
 	for i, node := range []string{"kvsn1", "kvsn1", "kvsn2"} {
 		if w := read(fmt.Sprintf("services/where-%d", i)); strings.TrimSpace(w) != fmt.Sprintf("service %d on %s", i, node) {
 			t.Errorf("service %d: %q, want it on %s", i, w, node)
@@ -363,5 +378,5 @@ matrix: {engine: [vllm], topology: [two-node], geometry: [g], case: [TC-01, TC-0
 		t.Errorf("collected: %s %s digest %s revisions %s", rc.Outcome, rc.Detail, rc.Image.Digest, rc.Image.SourceRevisions.Short())
 	}
 	// Nothing outlives the job: no etcd, no service, no agent.
-	waitGone(t, "sleep 12[23]|etcd --name head", "processes outlived the job")
+	waitGone(t, "sleep 12[23]|etcd --name head|nats-server --addr", "processes outlived the job")
 }

@@ -4,7 +4,7 @@
 # reading /opt/kvcr-build/source-revisions.json, and writes result.json v1
 # with that record as the image's provenance.
 set -eu
-engine=vllm topology=aggregated cases=TC-01 results='' waits=''
+engine=vllm topology=aggregated cases=TC-01 results='' waits='' workers=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--engine) engine=$2; shift 2 ;;
@@ -15,6 +15,9 @@ while [ $# -gt 0 ]; do
 	# The stand-in's own flag: wait (at most 5 minutes) for FILE to exist,
 	# as the real harness waits for its services and the remote worker.
 	--wait-file) waits="$waits $2"; shift 2 ;;
+	# Start N stand-in Dynamo workers (dynamo-worker-sim.sh beside this
+	# file), which need etcd and NATS as Dynamo v1.2.0's do.
+	--dynamo-workers) workers=$2; shift 2 ;;
 	*) shift ;;
 	esac
 done
@@ -25,6 +28,14 @@ for f in $waits; do
 		if [ "$i" -gt 3000 ]; then echo "phase1-sim: $f never appeared" >&2; exit 4; fi
 		sleep 0.1
 	done
+done
+i=0
+while [ "$i" -lt "$workers" ]; do
+	if ! bash "$(dirname "$0")/dynamo-worker-sim.sh" "$i"; then
+		echo "phase1-sim: Dynamo worker $i did not start" >&2
+		exit 3
+	fi
+	i=$((i + 1))
 done
 revs=$(cat /opt/kvcr-build/source-revisions.json)
 mkdir -p "$results"
