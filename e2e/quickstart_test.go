@@ -67,6 +67,9 @@ func TestQuickStartDockerfile(t *testing.T) {
 	dynamoFiles := maps.Clone(quickStartDynamo)
 	dynamoFiles["rust-toolchain.toml"] = fmt.Sprintf("[toolchain]\nchannel = %q\n", rustVersion[1])
 	dynamo := git.Repo(t, "dynamo", dynamoFiles)
+	// A plain vLLM tree, no adapter: what the example pins' upstream
+	// commit is until a fork carrying the adapter is pinned.
+	git.Repo(t, "plainvllm", map[string]string{"vllm/distributed/kv_transfer/kv_connector/v1/__init__.py": ""})
 	adapter := git.Repo(t, "adapter", map[string]string{
 		"vllm/distributed/kv_transfer/kv_connector/v1/kvcr_connector.py": "class KVCRConnector:\n    pass\n"})
 	sim, err := os.ReadFile("testdata/phase1-sim.sh")
@@ -116,6 +119,9 @@ build_args:
 		// The canary ran: its output is the build's last step's.
 		if len(digests) == 0 && !strings.Contains(errs, "vllm 0.20.1") {
 			t.Errorf("the canary did not print the vLLM version:\n%s", lastLines(errs, 40))
+		}
+		if len(digests) == 0 && !strings.Contains(errs, "kv connector vllm.distributed.kv_transfer.kv_connector.v1.kvcr_connector.KVCRConnector") {
+			t.Errorf("the canary did not resolve the KVCR connector through vLLM's factory:\n%s", lastLines(errs, 40))
 		}
 		m := regexp.MustCompile(`(?m)^digest (sha256:[0-9a-f]{64})$`).FindStringSubmatch(out)
 		if m == nil {
@@ -173,6 +179,7 @@ func buildFailsLikeUpstream(t *testing.T, c cluster, tmp, pins, addr string) {
 	}{
 		{"protoc removed", pins + "dockerfile: " + df + "\n", "Could not find `protoc`"},
 		{"RUST_VERSION against rust-toolchain.toml", rv.ReplaceAllString(pins, `  RUST_VERSION: "1.86.0"`), "rust-toolchain.toml says channel"},
+		{"an adapter without the KVCR connector", strings.Replace(pins, "/adapter.git, ref: v0}", "/plainvllm.git, ref: v0}", 1), "has no KVCR connector"},
 	} {
 		p := filepath.Join(tmp, "pins-"+strings.Fields(tc.name)[0]+".yaml")
 		if err := os.WriteFile(p, []byte(tc.pins), 0o644); err != nil {
@@ -313,6 +320,34 @@ var quickStartVLLM = func() map[string]string {
 	for _, p := range []string{"distributed", "distributed/kv_transfer", "distributed/kv_transfer/kv_connector", "distributed/kv_transfer/kv_connector/v1"} {
 		m[site+"vllm/"+p+"/__init__.py"] = ""
 	}
+	// vLLM v0.20.1's connector resolution as its facts say
+	// (upstream/facts/vllm-v0.20.1.yaml kv_connector.*): a module path is
+	// imported first, then the registry, else ValueError.
+	m[site+"vllm/config/__init__.py"] = `class KVTransferConfig:
+    def __init__(self, kv_connector=None, kv_role=None, kv_connector_module_path=None, **kw):
+        if kv_role not in ("kv_producer", "kv_consumer", "kv_both"):
+            raise ValueError(f"Unsupported kv_role: {kv_role}")
+        self.kv_connector, self.kv_role, self.kv_connector_module_path = kv_connector, kv_role, kv_connector_module_path
+`
+	m[site+"vllm/distributed/kv_transfer/kv_connector/factory.py"] = `import importlib
+
+
+class KVConnectorFactory:
+    _registry = {"NixlConnector": None, "MultiConnector": None, "OffloadingConnector": None}
+
+    @classmethod
+    def get_connector_class(cls, kv_transfer_config):
+        name, path = kv_transfer_config.kv_connector, kv_transfer_config.kv_connector_module_path
+        if path:
+            module = importlib.import_module(path)
+            try:
+                return getattr(module, name)
+            except AttributeError as e:
+                raise AttributeError(f"Class {name} not found in {path}") from e
+        if name in cls._registry:
+            raise NotImplementedError("the stand-in registers no built-in connector classes")
+        raise ValueError(f"Unsupported connector type: {name}")
+`
 	return m
 }()
 

@@ -46,6 +46,11 @@ func (c *Checker) Dockerfile(where, text string) []Violation {
 			}
 		}
 	}
+	if c.VLLM != nil {
+		if f, ok := c.VLLM.One("kv_connector.factory_api"); ok && !strings.Contains(text, f.Value()) {
+			out = append(out, Violation{where, "the canary does not resolve the KVCR connector through vLLM's own factory (" + f.Value() + "): an image whose vLLM cannot resolve it would pass", c.VLLM.Cite(f)})
+		}
+	}
 	if c.Dynamo != nil {
 		read := c.Dynamo.Values("env")
 		for _, l := range lines {

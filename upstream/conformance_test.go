@@ -260,6 +260,10 @@ func TestPlantedViolations(t *testing.T) {
 		src := strings.ReplaceAll(string(df), "PROTOC_SHA256", "PROTOC_SUM")
 		mustFind(t, c.Dockerfile("Dockerfile", src), "runs protoc", "lib/llm/build.rs")
 	})
+	t.Run("a canary that does not ask vLLM's factory", func(t *testing.T) {
+		src := strings.Replace(string(df), "KVConnectorFactory.get_connector_class", "print", 1)
+		mustFind(t, c.Dockerfile("Dockerfile", src), "through vLLM's own factory", "factory.py")
+	})
 	t.Run("a missing --entrypoint", func(t *testing.T) {
 		script := "launch() {\n\tdocker run --rm --network host \\\n\t\t-- \"$IMAGE\" \"$@\"\n}\n"
 		mustFind(t, c.Launch("job.sbatch", "docker", script), "docker run without --entrypoint", "docker/Dockerfile")
