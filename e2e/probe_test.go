@@ -16,11 +16,13 @@ import (
 
 // The bare-vLLM probe lane (examples/lanes/vllm-bare-probe.yaml), end to
 // end on the test cluster with a stand-in for the vllm CLI that serves
-// vLLM 0.11's /metrics and writes a real bench serve file: everything but
-// the engine is the lane's own (its probe script, harness.result,
-// telemetry, the comparison). Only what the test cluster cannot have
-// changes: the runtime (none: no GPU images here), the partition, the
-// resources, and VLLM naming the stand-in.
+// vLLM's /metrics and writes a real bench serve file, and that refuses the
+// flags, datasets and KV connectors the pinned vLLM refuses (from its
+// facts, STANDIN_FACTS: standin_flags_test.go): everything but the engine
+// is the lane's own (its probe script, harness.result, telemetry, the
+// comparison). Only what the test cluster cannot have changes: the runtime
+// (none: no GPU images here), the partition, the resources, and VLLM
+// naming the stand-in.
 func TestBareVLLMProbeLane(t *testing.T) {
 	c := clusters(t)[0]
 	src, err := os.ReadFile("../examples/lanes/vllm-bare-probe.yaml")
@@ -59,19 +61,21 @@ func TestBareVLLMProbeLane(t *testing.T) {
 		t.Errorf("shellcheck of the lane's probe script: %v\n%s", err, out)
 	}
 
-	standin, _ := filepath.Abs("testdata/vllm-cli-standin.sh")
+	standin, _ := filepath.Abs(vllmStandin)
 	bench, _ := filepath.Abs("../../shared/realout/vllm-1.json")
+	facts := writeStandinFacts(t)
+	base, _ := pinnedVLLM(t)
 	spec := string(src)
 	for old, new := range map[string]string{
 		"  runtime: pyxis\n": "  runtime: none\n",
-		"  image: ghcr.io/kvsweep/kvsweep/kvcr-quick-start:main\n":                                                      "",
-		"  mounts: [/lustre/models:/models:ro]\n":                                                                       "",
-		"cluster:\n  partition: gpu\n  account: kvcr\n":                                                                 "",
-		"    image: vllm/vllm-openai:v0.11.0@sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c\n": "    env: {set: {STANDIN_HIT: \"0.1\"}}\n",
-		"cpus_per_task: 16, mem: 128G":                                                                                  "cpus_per_task: 1, mem: 300M",
-		"  pass: [HF_TOKEN, HF_HOME]\n":                                                                                 "  set: {VLLM: " + standin + ", STANDIN_BENCH: " + bench + "}\n",
-		"telemetry: {interval: 5s}":                                                                                     "telemetry: {interval: 1s}",
-		`TC-01: {require: ["failed == 0", "completed >= 100"]}`:                                                         `TC-01: {require: ["failed == 0", "completed >= 5"]}`,
+		"  image: ghcr.io/kvsweep/kvsweep/kvcr-quick-start:main\n": "",
+		"  mounts: [/lustre/models:/models:ro]\n":                  "",
+		"cluster:\n  partition: gpu\n  account: kvcr\n":            "",
+		"    image: " + base + "\n":                                "    env: {set: {STANDIN_HIT: \"0.1\"}}\n",
+		"cpus_per_task: 16, mem: 128G":                             "cpus_per_task: 1, mem: 300M",
+		"  pass: [HF_TOKEN, HF_HOME]\n":                            "  set: {VLLM: " + standin + ", STANDIN_BENCH: " + bench + ", STANDIN_FACTS: " + facts + "}\n",
+		"telemetry: {interval: 5s}":                                "telemetry: {interval: 1s}",
+		`TC-01: {require: ["failed == 0", "completed >= 100"]}`:    `TC-01: {require: ["failed == 0", "completed >= 5"]}`,
 	} {
 		if !strings.Contains(spec, old) {
 			t.Fatalf("the lane no longer has %q", old)
