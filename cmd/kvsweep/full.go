@@ -62,6 +62,10 @@ func expectedCommits(ctx context.Context, pins string) (map[string]string, error
 	return imagebuild.ExpectedCommits(ctx, pins)
 }
 
+func pinnedCommits(pins string) (map[string]string, []string, error) {
+	return imagebuild.PinnedCommits(pins)
+}
+
 func lockURL(ctx context.Context, url, sweepID string) (func(), error) {
 	return coord.LockURL(ctx, url, sweepID)
 }

@@ -34,6 +34,10 @@ func expectedCommits(context.Context, string) (map[string]string, error) {
 	return nil, errors.Join(errors.New("container.pins needs the pins reader"), errLite)
 }
 
+func pinnedCommits(string) (map[string]string, []string, error) {
+	return nil, nil, errors.Join(errors.New("container.pins needs the pins reader"), errLite)
+}
+
 func buildRevisions(*env, *matrix.Spec, string, string, string, bool) (map[string]render.RevisionImage, []string, func(bool) error, error) {
 	return nil, nil, nil, errors.Join(errors.New("--revisions builds images"), errLite)
 }

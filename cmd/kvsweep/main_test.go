@@ -128,3 +128,38 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// Every shipped spec and lane renders on a fresh checkout without the
+// network (--offline): the pins' lock is committed, the commits the pins
+// name exactly become the jobs' expectations, and what needs the network
+// (a tag, the KVCR checkout) is said, not fatal.
+func TestShippedRenderOffline(t *testing.T) {
+	var specs []string
+	for _, g := range []string{"../../examples/*.yaml", "../../examples/lanes/*.yaml"} {
+		m, _ := filepath.Glob(g)
+		for _, f := range m {
+			if !strings.HasSuffix(f, "pins.yaml") {
+				specs = append(specs, f)
+			}
+		}
+	}
+	if len(specs) < 5 {
+		t.Fatalf("found %d shipped specs: %v", len(specs), specs)
+	}
+	for _, spec := range specs {
+		var out, errb bytes.Buffer
+		dir := filepath.Join(t.TempDir(), "sweep")
+		if code := run([]string{"render", spec, "--out", dir, "--offline"}, &out, &errb); code != exitOK {
+			t.Errorf("kvsweep render %s --offline: exit %d\n%s", spec, code, errb.String())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(spec, "lanes/phase1") && (!strings.Contains(string(b), `"vllm_adapter": "132765e3560659ff63ebd236203672e991b70e08"`) ||
+			!strings.Contains(errb.String(), "dynamo (ref v1.2.0), kvcr (a local checkout) not resolved")) {
+			t.Errorf("%s: the pinned adapter commit is not expected, or the unresolved pins are not said:\n%s\n%s", spec, b, errb.String())
+		}
+	}
+}
