@@ -154,6 +154,27 @@ func (c *Checker) Services(where string, services []string) []Violation {
 	return out
 }
 
+// Env checks a variable a spec sets for the engines: one named for vLLM,
+// SGLang or Dynamo (VLLM_, SGLANG_, DYN_) must be one that release reads.
+func (c *Checker) Env(where, name string) []Violation {
+	var r *Release
+	switch {
+	case strings.HasPrefix(name, "VLLM_"):
+		r = c.VLLM
+	case strings.HasPrefix(name, "SGLANG_"):
+		r = c.SGLang
+	case strings.HasPrefix(name, "DYN_"):
+		r = c.Dynamo
+	}
+	if r == nil {
+		return nil
+	}
+	if slices.Contains(r.Values("env"), name) {
+		return nil
+	}
+	return []Violation{{where, fmt.Sprintf("env %s: %s %s reads no such variable", name, r.Project, r.Release), c.lacks(r, "env", name)}}
+}
+
 // VLLMScript checks the vllm serve and vllm bench serve command lines of a
 // harness script: every flag must be one the pinned vLLM accepts.
 func (c *Checker) VLLMScript(where, text string) []Violation {
@@ -176,6 +197,11 @@ func (c *Checker) VLLMScript(where, text string) []Violation {
 		for _, m := range flagRE.FindAllStringSubmatch(l, -1) {
 			if !slices.Contains(known, m[1]) {
 				out = append(out, Violation{where, fmt.Sprintf("%s: vLLM %s has no flag %s", strings.Fields(l)[0]+" ...", c.VLLM.Release, m[1]), c.lacks(c.VLLM, key, m[1])})
+			}
+		}
+		if m := regexp.MustCompile(`--dataset-name[ =]"?([a-z_-]+)`).FindStringSubmatch(l); m != nil && key == "bench_serve.flag" {
+			if f, ok := c.VLLM.One("bench_serve.dataset_choices"); ok && !slices.Contains(f.Values, m[1]) {
+				out = append(out, Violation{where, fmt.Sprintf("vllm bench serve --dataset-name %s: vLLM %s offers %s", m[1], c.VLLM.Release, strings.Join(f.Values, ", ")), c.VLLM.Cite(f)})
 			}
 		}
 	}

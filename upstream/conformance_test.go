@@ -179,6 +179,14 @@ func conform(t *testing.T, c *upstream.Checker, path string, src []byte) []upstr
 				out = append(out, c.SGLangArgs(path+" engines."+name, args)...)
 			}
 		}
+		for _, k := range s.Env.SetKeys {
+			out = append(out, c.Env(path+" env.set", k)...)
+		}
+		for _, name := range s.EngineOrder {
+			for _, k := range s.Engines[name].Env.SetKeys {
+				out = append(out, c.Env(path+" engines."+name+".env.set", k)...)
+			}
+		}
 		if len(s.Engines) == 0 && runsDynamo(s.Harness.Command) {
 			out = append(out, c.Services(path, s.Services)...)
 		}
@@ -248,6 +256,10 @@ func TestPlantedViolations(t *testing.T) {
 		src := strings.Replace(string(probe), "--random-input-len 1024", "--random-input-len 1024 --prefix-cache-salt x", 1)
 		mustFind(t, conform(t, c, "vllm-bare-probe.yaml", []byte(src)), "no flag --prefix-cache-salt", "vllm-v0.20.1.yaml")
 	})
+	t.Run("a dataset the pinned vLLM lacks", func(t *testing.T) {
+		src := strings.Replace(string(probe), "--dataset-name random", "--dataset-name shared-prefix", 1)
+		mustFind(t, conform(t, c, "vllm-bare-probe.yaml", []byte(src)), "--dataset-name shared-prefix", "datasets.py")
+	})
 	t.Run("DYN_DISCOVERY", func(t *testing.T) {
 		src := strings.Replace(string(df), "ENV PYTHONHASHSEED=0", "ENV DYN_DISCOVERY=file PYTHONHASHSEED=0", 1)
 		mustFind(t, c.Dockerfile("Dockerfile", src), "ENV DYN_DISCOVERY:", "dynamo-v1.2.0.yaml")
@@ -263,6 +275,10 @@ func TestPlantedViolations(t *testing.T) {
 	t.Run("a canary that does not ask vLLM's factory", func(t *testing.T) {
 		src := strings.Replace(string(df), "KVConnectorFactory.get_connector_class", "print", 1)
 		mustFind(t, c.Dockerfile("Dockerfile", src), "through vLLM's own factory", "factory.py")
+	})
+	t.Run("a variable the engine does not read", func(t *testing.T) {
+		src := strings.Replace(string(phase1), "SGLANG_ENABLE_DETERMINISTIC_INFERENCE", "SGLANG_DETERMINISTIC", 1)
+		mustFind(t, conform(t, c, "phase1.yaml", []byte(src)), "env SGLANG_DETERMINISTIC: sglang v0.5.11 reads no such variable", "sglang-v0.5.11.yaml")
 	})
 	t.Run("a missing --entrypoint", func(t *testing.T) {
 		script := "launch() {\n\tdocker run --rm --network host \\\n\t\t-- \"$IMAGE\" \"$@\"\n}\n"
