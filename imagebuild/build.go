@@ -22,7 +22,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kvsweep/kvsweep/provenance"
-	"github.com/kvsweep/kvsweep/templates"
 )
 
 // LockName is the name the python_lock file has in its named context.
@@ -135,7 +134,8 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 	if err != nil {
 		return err
 	}
-	dfDir, err := dockerfileDir(tmp, r.Dockerfile, templates.QuickStartDockerfile())
+	_, embedded := EmbeddedDockerfile(r.engine())
+	dfDir, err := dockerfileDir(tmp, r.Dockerfile, embedded)
 	if err != nil {
 		return err
 	}

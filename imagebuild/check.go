@@ -51,14 +51,37 @@ const (
 	RuleLockFloats     = "lock-unhashed"      // a lock requirement without a version and hash
 )
 
-// EmbeddedDockerfileName names the embedded Dockerfile in findings.
+// EmbeddedDockerfileName names the embedded Dockerfile of the vLLM engine
+// in findings.
 const EmbeddedDockerfileName = "templates/Dockerfile.quick-start-vllm"
 
+// EmbeddedSGLangDockerfileName names the embedded Dockerfile of the SGLang
+// engine in findings.
+const EmbeddedSGLangDockerfileName = "templates/Dockerfile.quick-start-sglang"
+
+// EmbeddedDockerfile is the embedded quick-start Dockerfile of an engine
+// (one of Engines) and the name findings give it.
+func EmbeddedDockerfile(engine string) (name string, src []byte) {
+	if engine == EngineSGLang {
+		return EmbeddedSGLangDockerfileName, templates.QuickStartSGLangDockerfile()
+	}
+	return EmbeddedDockerfileName, templates.QuickStartDockerfile()
+}
+
+// engine is the engine r's pins name (EngineVLLM without pins).
+func (r *Resolved) engine() string {
+	if r.Pins == nil || r.Pins.Engine == "" {
+		return EngineVLLM
+	}
+	return r.Pins.Engine
+}
+
 // dockerfile returns the Dockerfile r builds and the name findings give
-// it.
+// it: the pins' dockerfile, else the engine's embedded one.
 func dockerfile(r *Resolved) (name string, src []byte, err error) {
 	if r.Dockerfile == "" {
-		return EmbeddedDockerfileName, templates.QuickStartDockerfile(), nil
+		name, src = EmbeddedDockerfile(r.engine())
+		return name, src, nil
 	}
 	src, err = os.ReadFile(r.Dockerfile)
 	return r.Dockerfile, src, err

@@ -13,14 +13,26 @@ import (
 // build arguments, the Dockerfile and the lock.
 func checkPins(t *testing.T, dockerfile, lock string, args ...string) *Resolved {
 	t.Helper()
+	return checkPinsFor(t, EngineVLLM, dockerfile, lock, args...)
+}
+
+// checkPinsFor is checkPins for an engine: an SGLang pins file has engine:
+// sglang where the vLLM one has its vllm_adapter, so both have their
+// build arguments on the same lines.
+func checkPinsFor(t *testing.T, engine, dockerfile, lock string, args ...string) *Resolved {
+	t.Helper()
+	line4 := "vllm_adapter: {repo: https://example.com/vllm.git, ref: v1}"
+	if engine == EngineSGLang {
+		line4 = "engine: sglang"
+	}
 	src := fmt.Sprintf(`version: 1
 base: r.example/vllm:1@sha256:%s
 dynamo: {repo: https://example.com/dynamo.git, ref: v1}
-vllm_adapter: {repo: https://example.com/vllm.git, ref: v1}
+%s
 kvcr: {path: .}
 build_args:
 %s
-`, strings.Repeat("4a", 32), strings.Join(args, "\n"))
+`, strings.Repeat("4a", 32), line4, strings.Join(args, "\n"))
 	if dockerfile != "" {
 		src += "dockerfile: " + dockerfile + "\n"
 	}
@@ -55,6 +67,9 @@ func TestCheck(t *testing.T) {
 		{"the shipped Dockerfile, an argument it does not declare", checkPins(t, "", "hashed.lock", append(shipped, `  NCCL_VERSION: "2.27.3"`)...)},
 		{"a lock that floats", checkPins(t, "", "unhashed.lock", shipped...)},
 		{"everything that floats", checkPins(t, "floats.Dockerfile", "hashed.lock", `  NCCL_VERSION: "2.27.3"`)},
+		{"the shipped SGLang Dockerfile", checkPinsFor(t, EngineSGLang, "", "hashed.lock", shipped...)},
+		{"the shipped SGLang Dockerfile without a lock", checkPinsFor(t, EngineSGLang, "", "", shipped...)},
+		{"the shipped SGLang Dockerfile, an argument it does not declare", checkPinsFor(t, EngineSGLang, "", "hashed.lock", append(shipped, `  NCCL_VERSION: "2.27.3"`)...)},
 	}
 	wd, _ := filepath.Abs(".")
 	var b strings.Builder
@@ -72,6 +87,9 @@ func TestCheck(t *testing.T) {
 	golden.Check(t, "testdata/check/findings.golden", []byte(b.String()))
 	if fs, _ := Check(cases[0].r); len(fs) != 0 {
 		t.Errorf("the shipped Dockerfile has findings: %v", fs)
+	}
+	if fs, _ := Check(cases[5].r); len(fs) != 0 {
+		t.Errorf("the shipped SGLang Dockerfile has findings: %v", fs)
 	}
 }
 

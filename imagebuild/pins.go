@@ -1,9 +1,15 @@
 // Package imagebuild builds the KVCR quick-start image with BuildKit from a
 // pinned set of source revisions, and records what was built.
 //
-// A pins file names one compatibility set: the base image by digest, the
-// Dynamo and vLLM-adapter repositories at a ref each, KVCR (a local
+// A pins file names one compatibility set: the engine the image serves
+// (vllm, the default, or sglang), the base image by digest, the Dynamo and
+// (for vLLM) vLLM-adapter repositories at a ref each, KVCR (a local
 // checkout or a repository at a ref), build arguments and the Dockerfile.
+// The engine chooses the embedded Dockerfile: vLLM's image with the
+// adapter overlaid (templates/Dockerfile.quick-start-vllm), or SGLang's
+// with no adapter (templates/Dockerfile.quick-start-sglang: SGLang loads
+// KVCR as a HiCache storage backend), so an SGLang pins file has no
+// vllm_adapter, and its image records none.
 // Resolve turns every ref into a full commit and fails closed: a
 // placeholder, an unknown ref, a branch (unless allowed), a base image
 // without digest or whose tag no longer points at it, or a dirty checkout
@@ -37,9 +43,24 @@ const (
 	KVCR        = provenance.KVCR
 )
 
+// The engines a pins file may name (its engine key), each with its own
+// embedded quick-start Dockerfile.
+const (
+	EngineVLLM   = "vllm"
+	EngineSGLang = "sglang"
+)
+
+// Engines are the values of a pins file's engine key; the first is the
+// default.
+var Engines = []string{EngineVLLM, EngineSGLang}
+
 // Pins is a decoded pins file.
 type Pins struct {
-	File       string
+	File string
+	// Engine is the engine the image serves, one of Engines (EngineVLLM
+	// when the file names none): it chooses the embedded Dockerfile and
+	// whether vllm_adapter is required (vllm) or refused (sglang).
+	Engine     string
 	Base       string // repo[:tag]@sha256:...
 	basePos    yamlpos.Pos
 	dfPos      yamlpos.Pos
@@ -115,8 +136,9 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		return nil, err
 	}
 	dir, _ := filepath.Abs(filepath.Dir(file))
-	p := &Pins{File: file, BuildArgs: map[string]string{}}
+	p := &Pins{File: file, Engine: EngineVLLM, BuildArgs: map[string]string{}}
 	seen := map[string]bool{}
+	engineKnown := true // false once the engine is refused: what it requires is unknown
 	comp := func(name string) yamlpos.Field {
 		return yamlpos.F(name, func(n ast.Node, w string) {
 			seen[name] = true
@@ -129,6 +151,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 				d.Errorf(n, "%s: unsupported version %d (expected 1)", w, v)
 			}
 		}),
+		yamlpos.F("engine", func(n ast.Node, w string) { engineKnown = p.engine(d, n, w) }),
 		yamlpos.F("base", func(n ast.Node, w string) {
 			v, _ := d.Scalar(n, w)
 			seen["base"] = true
@@ -138,24 +161,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 			}
 		}),
 		comp(Dynamo), comp(VLLMAdapter), comp(KVCR),
-		yamlpos.F("build_args", func(n ast.Node, w string) {
-			errs := len(d.Errs)
-			p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
-			if len(d.Errs) == errs {
-				p.argLines = map[string]int{}
-				for _, kv := range d.Mapping(n, w) {
-					p.argLines[kv.Key] = yamlpos.PosOf(kv.KeyN).Line
-				}
-			}
-			for _, k := range p.ArgKeys {
-				if !argRE().MatchString(k) {
-					d.Errorf(n, "%s: %q is not a build argument name", w, k)
-				}
-				if reserved[k] {
-					d.Errorf(n, "%s: %s is set by kvsweep from the pins; it cannot be given here", w, k)
-				}
-			}
-		}),
+		yamlpos.F("build_args", func(n ast.Node, w string) { p.buildArgs(d, n, w) }),
 		yamlpos.F("python_lock", func(n ast.Node, w string) {
 			p.PythonLock, p.lockPos = d.Str(n, w), yamlpos.PosOf(n)
 			if p.PythonLock != "" && !filepath.IsAbs(p.PythonLock) {
@@ -169,15 +175,68 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 			}
 		}),
 	)
-	for _, req := range []string{"base", Dynamo, VLLMAdapter, KVCR} {
-		if !seen[req] {
-			d.Errorf(root, "missing required key %q", req)
-		}
-	}
+	p.requireKeys(d, root, seen, engineKnown)
 	if len(d.Errs) > 0 {
 		return nil, d.Errs
 	}
 	return p, nil
+}
+
+// engine decodes the engine key; false when it was refused.
+func (p *Pins) engine(d *yamlpos.Decoder, n ast.Node, w string) bool {
+	v, ok := d.Scalar(n, w)
+	if !ok {
+		return false
+	}
+	if !slices.Contains(Engines, v.S) {
+		d.ErrAt(v, "%s: %q is not an engine kvsweep builds an image for (expected %s)", w, v.S, strings.Join(Engines, " or "))
+		return false
+	}
+	p.Engine = v.S
+	return true
+}
+
+// buildArgs decodes build_args with the line of each key.
+func (p *Pins) buildArgs(d *yamlpos.Decoder, n ast.Node, w string) {
+	errs := len(d.Errs)
+	p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
+	if len(d.Errs) == errs {
+		p.argLines = map[string]int{}
+		for _, kv := range d.Mapping(n, w) {
+			p.argLines[kv.Key] = yamlpos.PosOf(kv.KeyN).Line
+		}
+	}
+	for _, k := range p.ArgKeys {
+		if !argRE().MatchString(k) {
+			d.Errorf(n, "%s: %q is not a build argument name", w, k)
+		}
+		if reserved[k] {
+			d.Errorf(n, "%s: %s is set by kvsweep from the pins; it cannot be given here", w, k)
+		}
+	}
+}
+
+// requireKeys refuses a pins file without the keys its engine needs: the
+// vLLM image needs vllm_adapter; the SGLang image has no adapter (KVCR is
+// its HiCache storage backend, installed with KVCR itself), so one given
+// is refused where it stands. With the engine refused (engineKnown false),
+// the adapter is neither required nor refused.
+func (p *Pins) requireKeys(d *yamlpos.Decoder, root ast.Node, seen map[string]bool, engineKnown bool) {
+	required := []string{"base", Dynamo, VLLMAdapter, KVCR}
+	switch {
+	case !engineKnown:
+		required = []string{"base", Dynamo, KVCR}
+	case p.Engine == EngineSGLang:
+		required = []string{"base", Dynamo, KVCR}
+		if a := p.Component(VLLMAdapter); a != nil {
+			d.ErrAt(yamlpos.Value{Pos: a.pos}, "%s: the sglang engine's image has no vLLM adapter (SGLang loads KVCR as a HiCache storage backend, installed with kvcr): remove %s, or set engine: vllm", VLLMAdapter, VLLMAdapter)
+		}
+	}
+	for _, req := range required {
+		if !seen[req] {
+			d.Errorf(root, "missing required key %q", req)
+		}
+	}
 }
 
 // component decodes one component's pin: repo and ref, or (kvcr only)
@@ -244,10 +303,12 @@ func checkBase(ref string) error {
 		return fmt.Errorf("%q has no digest (expected NAME:TAG@sha256:..., so the build cannot change under you)", ref)
 	case name == "":
 		return fmt.Errorf("%q has no image name", ref)
+	case placeholder(strings.TrimPrefix(digest, "sha256:")):
+		// Before the form: sha256:REPLACE-WITH-... is a digest to fill
+		// in, not a malformed one.
+		return fmt.Errorf("%q: the digest is a placeholder: pin the image's digest (docker buildx imagetools inspect %s)", ref, name)
 	case !digestRE().MatchString(digest):
 		return fmt.Errorf("%q: digest %q is not sha256: and 64 hex digits", ref, digest)
-	case placeholder(strings.TrimPrefix(digest, "sha256:")):
-		return fmt.Errorf("%q: the digest is a placeholder", ref)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,7 +44,10 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 		attrs["build-arg:"+k] = v
 	}
 	for _, name := range []string{Dynamo, VLLMAdapter} {
-		rev := r.Revisions[name]
+		rev, ok := r.Revisions[name]
+		if !ok {
+			continue // the SGLang image has no vllm_adapter
+		}
 		up := strings.ToUpper(name)
 		attrs["build-arg:"+up+"_REPO"] = rev.Repo
 		attrs["build-arg:"+up+"_COMMIT"] = rev.Commit
@@ -66,7 +70,8 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 	}
 	df := r.Dockerfile
 	if df == "" {
-		df = "(embedded) Dockerfile.quick-start-vllm"
+		name, _ := EmbeddedDockerfile(r.engine())
+		df = "(embedded) " + path.Base(name)
 	}
 	return &Plan{Revisions: rv, FrontendAttrs: attrs, Dockerfile: df, Context: context}
 }

@@ -24,10 +24,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 }
 
 // Describe is "dynamo@COMMIT vllm_adapter@COMMIT kvcr@COMMIT[+dirty] on
-// BASE@DIGEST", with ", layered on IMAGE@DIGEST" for a layered image.
+// BASE@DIGEST" (the components the image records: an SGLang image has no
+// vllm_adapter), with ", layered on IMAGE@DIGEST" for a layered image.
 func Describe(rv *provenance.SourceRevisions) string {
 	var parts []string
-	for _, n := range []string{Dynamo, VLLMAdapter, KVCR} {
+	for _, n := range rv.Names() {
 		c := rv.Components[n]
 		s := n + "@" + c.Commit
 		if c.Dirty {
@@ -55,7 +56,7 @@ func (in *Inspection) WriteText(w io.Writer) {
 		if l := rv.LayeredOn; l != nil {
 			fmt.Fprintf(w, "layered on: %s@%s (replaced: %s)\n", l.Name, l.Digest, strings.Join(l.Replaced, ", "))
 		}
-		for _, n := range []string{Dynamo, VLLMAdapter, KVCR} {
+		for _, n := range rv.Names() {
 			c := rv.Components[n]
 			dirty := ""
 			if c.Dirty {

@@ -1,6 +1,7 @@
 // Package templates holds the text/template files kvsweep renders: the
 // Slurm job script (templates/sbatch/*.tmpl) and, for image builds, the
-// quick-start Dockerfile and the KVCR layer's.
+// quick-start Dockerfiles (one an engine: vLLM's, SGLang's) and the KVCR
+// layer's.
 //
 // The job script is "job.sbatch.tmpl". It calls named templates that a site
 // can replace one by one: "launch/RUNTIME" defines the shell function that
@@ -24,9 +25,17 @@ var FS embed.FS
 //go:embed Dockerfile.quick-start-vllm
 var quickStart []byte
 
-// QuickStartDockerfile is the embedded quick-start Dockerfile, the default
-// of kvsweep image build.
+// QuickStartDockerfile is the embedded quick-start Dockerfile of the vLLM
+// engine, the default of kvsweep image build.
 func QuickStartDockerfile() []byte { return quickStart }
+
+//go:embed Dockerfile.quick-start-sglang
+var quickStartSGLang []byte
+
+// QuickStartSGLangDockerfile is the embedded quick-start Dockerfile of the
+// SGLang engine (pins with engine: sglang): SGLang's image with Dynamo and
+// KVCR, no vLLM adapter.
+func QuickStartSGLangDockerfile() []byte { return quickStartSGLang }
 
 //go:embed Dockerfile.kvcr-layer
 var kvcrLayer []byte
