@@ -226,6 +226,19 @@ func TestShippedConform(t *testing.T) {
 	for _, v := range c.Dockerfile("templates/Dockerfile.quick-start-vllm", string(df)) {
 		t.Error(v)
 	}
+	// The SGLang image: Dynamo's needs; its base (SGLang's image) has no
+	// ENTRYPOINT of its own to reset.
+	sg, err := os.ReadFile("../templates/Dockerfile.quick-start-sglang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgc := &upstream.Checker{Dynamo: c.Dynamo, SGLang: c.SGLang}
+	for _, v := range sgc.Dockerfile("templates/Dockerfile.quick-start-sglang", string(sg)) {
+		t.Error(v)
+	}
+	if f, ok := c.SGLang.One("image.entrypoint"); ok && len(f.Values) > 0 {
+		t.Errorf("SGLang %s's image has an ENTRYPOINT %q: the SGLang Dockerfile must reset it [%s]", c.SGLang.Release, f.Values, c.SGLang.Cite(f))
+	}
 }
 
 // A planted violation fails, naming the fact's source.
