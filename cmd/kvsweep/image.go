@@ -24,7 +24,9 @@ branches without --allow-moving, a base image without digest or whose tag
 moved, a dirty KVCR checkout without --allow-dirty), then builds through
 buildkitd: Dynamo and the vLLM adapter fetched by BuildKit at exactly their
 commits, KVCR from its checkout, and /opt/kvcr-build/source-revisions.json
-written from the same resolved pins. The image gets OCI labels and
+written from the same resolved pins. The pins' engine (vllm, the default,
+or sglang) chooses the embedded Dockerfile: the vLLM image on vLLM's base
+with the adapter, or the SGLang image on SGLang's base without one. The image gets OCI labels and
 annotations; --metadata-file writes the record with the pushed digest.
 Builds are reproducible: SOURCE_DATE_EPOCH is the newest pinned commit time.
 See docs/image.md.`,
