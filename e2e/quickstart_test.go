@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"crypto/sha256"
-	"maps"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -43,46 +43,14 @@ func TestQuickStartDockerfile(t *testing.T) {
 	if reg == "" || addr == "" || qsBase == "" {
 		t.Fatal("the registry, buildkitd and the stand-in base are not set up: scripts/buildkit-env.sh install, start and env (the README's test command)")
 	}
-	tmp := t.TempDir()
-	served := filepath.Join(tmp, "served")
-	if out, err := exec.Command("testdata/quickstart/standins.sh", served).CombinedOutput(); err != nil {
-		t.Fatalf("making the stand-ins: %v\n%s", err, out)
-	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
-	t.Cleanup(srv.Close)
-
-	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rustVersion := regexp.MustCompile(`RUST_VERSION: "([^"]+)"`).FindSubmatch(args)
-	if rustVersion == nil {
-		t.Fatalf("the stand-ins' build arguments name no RUST_VERSION:\n%s", args)
-	}
-	git := imagetest.StartGitServer(t)
-	t.Cleanup(git.Stop)
-	// Dynamo as upstream lays it out: a rust-toolchain.toml naming the
-	// channel the stand-in toolchain serves, and a build script that needs
-	// protoc.
-	dynamoFiles := maps.Clone(quickStartDynamo)
-	dynamoFiles["rust-toolchain.toml"] = fmt.Sprintf("[toolchain]\nchannel = %q\n", rustVersion[1])
-	dynamo := git.Repo(t, "dynamo", dynamoFiles)
+	qs := quickStartSources(t)
+	tmp, served, srv, args, git, dynamo := qs.tmp, qs.served, qs.srv, qs.args, qs.git, qs.dynamo
 	// A plain vLLM tree, no adapter: what the example pins' upstream
 	// commit is until a fork carrying the adapter is pinned.
 	git.Repo(t, "plainvllm", map[string]string{"vllm/distributed/kv_transfer/kv_connector/v1/__init__.py": ""})
 	adapter := git.Repo(t, "adapter", map[string]string{
 		"vllm/distributed/kv_transfer/kv_connector/v1/kvcr_connector.py": "class KVCRConnector:\n    pass\n"})
-	sim, err := os.ReadFile("testdata/phase1-sim.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kvcr := imagetest.Checkout(t, map[string]string{
-		"pyproject.toml":    "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"nvidia-kvcr\"\nversion = \"0.1.0\"\n\n[tool.setuptools]\npackages = [\"kvcr\"]\n",
-		"kvcr/__init__.py":  "TIER = \"kvcr\"\n",
-		"phase1-sim.sh":     string(sim),
-		".gitignore":        "build/\n*.egg-info/\n",
-		"docs/kvcr-tier.md": "The KV-cache reuse tier.\n",
-	})
+	kvcr := qs.kvcr
 	// The base carries the vLLM image's ENTRYPOINT (upstream/facts: vllm
 	// serve): the image built on it must reset it.
 	base := imagetest.PushRootfs(t, reg+"/qs/vllm-standin:0.20.1", qsBase, quickStartVLLM, imagetest.Entrypoint("vllm", "serve"))
@@ -158,6 +126,63 @@ build_args:
 	checkStagedRun(t, dir, 4, digests[0], in.Revisions)
 	runsAsRuntimeUser(t, c, image)
 	prLane(t, c, main, digests[0], in.Revisions, kvcr)
+}
+
+// quickStartInputs are the stand-ins both quick-start images are built
+// from: a package index and download server, Dynamo as upstream lays it
+// out on a git server, and a KVCR checkout.
+type quickStartInputs struct {
+	tmp    string
+	served string // the directory srv serves
+	srv    *httptest.Server
+	args   []byte // the stand-ins' build arguments (build-args.yaml)
+	git    *imagetest.GitServer
+	dynamo []string
+	kvcr   string
+}
+
+func quickStartSources(t *testing.T) quickStartInputs {
+	t.Helper()
+	tmp := t.TempDir()
+	served := filepath.Join(tmp, "served")
+	if out, err := exec.Command("testdata/quickstart/standins.sh", served).CombinedOutput(); err != nil {
+		t.Fatalf("making the stand-ins: %v\n%s", err, out)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	t.Cleanup(srv.Close)
+
+	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rustVersion := regexp.MustCompile(`RUST_VERSION: "([^"]+)"`).FindSubmatch(args)
+	if rustVersion == nil {
+		t.Fatalf("the stand-ins' build arguments name no RUST_VERSION:\n%s", args)
+	}
+	git := imagetest.StartGitServer(t)
+	t.Cleanup(git.Stop)
+	// Dynamo as upstream lays it out: a rust-toolchain.toml naming the
+	// channel the stand-in toolchain serves, and a build script that needs
+	// protoc.
+	dynamoFiles := maps.Clone(quickStartDynamo)
+	dynamoFiles["rust-toolchain.toml"] = fmt.Sprintf("[toolchain]\nchannel = %q\n", rustVersion[1])
+	dynamo := git.Repo(t, "dynamo", dynamoFiles)
+	sim, err := os.ReadFile("testdata/phase1-sim.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvcr := imagetest.Checkout(t, map[string]string{
+		"pyproject.toml":   "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"nvidia-kvcr\"\nversion = \"0.1.0\"\n\n[tool.setuptools]\npackages = [\"kvcr\"]\n",
+		"kvcr/__init__.py": "TIER = \"kvcr\"\n",
+		// KVCR's HiCache storage backend for SGLang, as SGLang's dynamic
+		// loader builds it: backend_class(storage_config, kwargs). Imported
+		// only where SGLang is (the SGLang image).
+		"kvcr/sglang.py":    "from sglang.srt.mem_cache.hicache_storage import HiCacheStorage\n\n\nclass KVCRStorage(HiCacheStorage):\n    def __init__(self, storage_config, kwargs):\n        self.storage_config, self.kwargs = storage_config, kwargs\n",
+		"phase1-sim.sh":     string(sim),
+		".gitignore":        "build/\n*.egg-info/\n",
+		"docs/kvcr-tier.md": "The KV-cache reuse tier.\n",
+	})
+	return quickStartInputs{tmp: tmp, served: served, srv: srv, args: args, git: git, dynamo: dynamo, kvcr: kvcr}
 }
 
 // buildFailsLikeUpstream: the shipped Dockerfile fails where Dynamo's own
