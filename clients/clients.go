@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/result"
 )
 
@@ -75,11 +76,24 @@ func (r *Run) sort() {
 	r.Metrics = slices.CompactFunc(r.Metrics, func(a, b result.Metric) bool { return a.Name == b.Name })
 }
 
-// Read reads a file of the given format; name says where in errors.
+// The bounds of a file Read takes: the files are written by tools a
+// pull request can change, and they are read on the machine that
+// collects. The tools nest five levels at most (SGLang's server_info).
+const (
+	MaxDepth = jsonscan.MaxDepth // levels of objects and arrays
+	MaxSize  = 64 << 20          // bytes
+)
+
+// Read reads a file of the given format; name says where in errors. A
+// file past MaxSize or nested past MaxDepth is refused before it is
+// decoded, so what reading costs stays linear in the file.
 func Read(format, name string, b []byte) ([]Run, error) {
 	read, ok := readers[format]
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (expected one of %s)", format, strings.Join(Formats, ", "))
+	}
+	if err := jsonscan.Bound(b, MaxDepth, MaxSize); err != nil {
+		return nil, fmt.Errorf("%s:%v", name, err)
 	}
 	docs, err := documents(name, b, format == VLLMBench || format == SGLangBench)
 	if err != nil {

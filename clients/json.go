@@ -60,20 +60,20 @@ func tolerant(b []byte) []byte {
 func documents(name string, b []byte, jsonl bool) ([]doc, error) {
 	src := tolerant(b)
 	if !jsonl || !isJSONL(src) {
-		d, err := decodeDoc(name, b, src, 0)
+		d, err := decodeDoc(name, b, src, 0, 1)
 		if err != nil {
 			return nil, err
 		}
 		return []doc{d}, nil
 	}
 	var docs []doc
-	for off := 0; off < len(src); {
+	for off, line := 0, 1; off < len(src); line++ {
 		end := bytes.IndexByte(src[off:], '\n')
 		if end < 0 {
 			end = len(src) - off
 		}
 		if len(bytes.TrimSpace(src[off:off+end])) > 0 {
-			d, err := decodeDoc(name, b, src[:off+end], off)
+			d, err := decodeDoc(name, b, src[:off+end], off, line)
 			if err != nil {
 				return nil, err
 			}
@@ -98,13 +98,13 @@ func isJSONL(src []byte) bool {
 	return n > 1
 }
 
-// decodeDoc decodes the object starting at offset from in src (which
-// ends where it must), recording where each value is.
-func decodeDoc(name string, orig, src []byte, from int) (doc, error) {
-	d := doc{name: name, src: orig, line: lineOf(orig, from), at: map[string]int{}}
+// decodeDoc decodes the object starting at offset from (on line line) in
+// src (which ends where it must), recording where each value is.
+func decodeDoc(name string, orig, src []byte, from, line int) (doc, error) {
+	d := doc{name: name, src: orig, line: line, at: map[string]int{}}
 	dec := json.NewDecoder(bytes.NewReader(src[from:]))
 	dec.UseNumber()
-	v, err := walk(dec, "", from, d.at)
+	v, err := walk(dec, "", false, from, d.at)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 != io.EOF {
 			err = fmt.Errorf("more than one JSON value")
@@ -126,10 +126,24 @@ func decodeDoc(name string, orig, src []byte, from int) (doc, error) {
 	return d, nil
 }
 
+// maxPointer is the longest JSON pointer whose place walk notes: the
+// readers look up short pointers only, and noting every place of a
+// value under a long key would cost the key's length each time.
+const maxPointer = 256
+
 // walk decodes the next value, noting the offset of every value by its
-// JSON pointer.
-func walk(dec *json.Decoder, ptr string, base int, at map[string]int) (any, error) {
-	at[ptr] = base + int(dec.InputOffset())
+// JSON pointer (ptr "" and long false at the top; long: the pointer is
+// past maxPointer, and nothing under it is noted).
+func walk(dec *json.Decoder, ptr string, long bool, base int, at map[string]int) (any, error) {
+	if !long {
+		at[ptr] = base + int(dec.InputOffset())
+	}
+	child := func(tok string) (string, bool) {
+		if long || len(ptr)+1+len(tok) > maxPointer {
+			return "", true
+		}
+		return ptr + "/" + tok, false
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -145,7 +159,8 @@ func walk(dec *json.Decoder, ptr string, base int, at map[string]int) (any, erro
 					return nil, err
 				}
 				k := kt.(string)
-				v, err := walk(dec, ptr+"/"+escape(k), base, at)
+				p, l := child(escape(k))
+				v, err := walk(dec, p, l, base, at)
 				if err != nil {
 					return nil, err
 				}
@@ -156,7 +171,8 @@ func walk(dec *json.Decoder, ptr string, base int, at map[string]int) (any, erro
 		case '[':
 			var a []any
 			for i := 0; dec.More(); i++ {
-				v, err := walk(dec, ptr+"/"+strconv.Itoa(i), base, at)
+				p, l := child(strconv.Itoa(i))
+				v, err := walk(dec, p, l, base, at)
 				if err != nil {
 					return nil, err
 				}
@@ -189,8 +205,6 @@ func (d doc) pos(off int) string {
 	}
 	return fmt.Sprintf("%s:%d:%d", d.name, line, col)
 }
-
-func lineOf(b []byte, off int) int { return bytes.Count(b[:off], []byte("\n")) + 1 }
 
 func kind(v any) string {
 	switch t := v.(type) {

@@ -9,8 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/sweep"
 )
+
+// MaxNativeSize is the largest native result file FromNative decodes.
+const MaxNativeSize = 64 << 20
 
 // FromNative builds a cell's result from the harness's own JSON (b, the
 // file nr.File) by the spec's mapping: each planned case's verdict,
@@ -18,7 +22,14 @@ import (
 // nowhere, a verdict that is not one, or a metric that is not a finite
 // number is an error naming the case, the pointer and what was found:
 // never a silent zero.
+//
+// The file is pre-scanned first (jsonscan.Bound): past MaxNativeSize
+// bytes or nested past 64 levels it is refused with its line and column
+// before anything decodes it.
 func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error) {
+	if err := jsonscan.Bound(b, maxJSONDepth, MaxNativeSize); err != nil {
+		return nil, fmt.Errorf("%s:%v", nr.File, err)
+	}
 	doc, err := decodeJSON(b)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // File is the series' file in the cell directory.
@@ -180,7 +182,9 @@ func Derive(b []byte) ([]Figure, Summary) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var s Sample
-		if json.Unmarshal(sc.Bytes(), &s) != nil {
+		// The file is in the cell's directory, where the harness writes
+		// too: a line nested past 64 levels is not one scrape wrote.
+		if jsonscan.Bound(sc.Bytes(), jsonscan.MaxDepth, 1<<20) != nil || json.Unmarshal(sc.Bytes(), &s) != nil {
 			sum.Failed++
 			continue
 		}

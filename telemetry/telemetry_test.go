@@ -127,3 +127,13 @@ func TestScrape(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 }
+
+// A line nested past 64 levels (the harness can write the file too) is
+// counted as failed without being decoded.
+func TestDeriveDeepLine(t *testing.T) {
+	deep := `{"t": 9, "url": "u", "values": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}"
+	_, sum := Derive([]byte(sample(1, 0, map[string]float64{"sglang:token_usage": 0.2}) + "\n" + deep))
+	if sum.Samples != 1 || sum.Failed != 1 {
+		t.Errorf("summary %+v, want 1 sample and the deep line failed", sum)
+	}
+}
