@@ -23,6 +23,9 @@ var benchThroughputs = map[string]string{
 // readBenchServe reads one result of vLLM's bench serve or SGLang's
 // bench_serving: they share their key names.
 func readBenchServe(d doc, r *Run) error {
+	if err := shape(d, VLLMBench); err != nil {
+		return err
+	}
 	for k := range d.root {
 		m := latencyKeyRE.FindStringSubmatch(k)
 		if m == nil {

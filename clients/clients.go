@@ -95,6 +95,9 @@ func Read(format, name string, b []byte) ([]Run, error) {
 	if err := jsonscan.Bound(b, MaxDepth, MaxSize); err != nil {
 		return nil, fmt.Errorf("%s:%v", name, err)
 	}
+	if err := notJSON(name, b); err != nil {
+		return nil, err
+	}
 	docs, err := documents(name, b, format == VLLMBench || format == SGLangBench)
 	if err != nil {
 		return nil, err
@@ -130,6 +133,7 @@ const (
 	count   = "requests"
 	seconds = "s"
 	percent = "%"
+	ratio   = "ratio"
 	lower   = "lower"
 	higher  = "higher"
 )

@@ -28,6 +28,18 @@ var realFiles = map[string]string{
 	"sglang-3.jsonl":        SGLangBench,
 	"inference-perf-1.json": InferencePerf,
 	"inference-perf-2.json": InferencePerfPrometheus,
+	"vllm-3.json":           VLLMBench,
+	"sglang-4.json":         SGLangBench,
+	"sglang-5.json":         SGLangBench,
+	"sglang-6.json":         SGLangBench,
+	"aiperf-1.json":         AIPerf,
+	"aiperf-2.json":         AIPerf,
+	"aiperf-3.json":         AIPerf,
+	"aiperf-4.json":         AIPerf,
+	"inference-perf-3.json": InferencePerf,
+	"inference-perf-4.json": InferencePerfPrometheus,
+	"inference-perf-5.json": InferencePerf,
+	"inference-perf-6.json": InferencePerfPrometheus,
 }
 
 func readReal(t *testing.T, file string) []Run {
