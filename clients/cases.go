@@ -3,6 +3,7 @@ package clients
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,9 @@ func Cases(runs []Run, ids []string, m Mapping, name string) (*result.Result, er
 		}
 		pick = func(_ string, i int) (int, error) { return i, nil }
 	case ByTag:
+		if !slices.ContainsFunc(runs, func(r Run) bool { return r.Tag != "" }) {
+			return nil, fmt.Errorf("%s:%d: case_by tag, but no run of the file has a tag: SGLang's bench_serving writes tag only after 0.5.3.post2 and only with --tag, vLLM's bench serve label with --label or framework with --metadata; match the runs by case_by: line, request_rate or max_concurrency instead", name, runs[0].Line)
+		}
 		pick = func(id string, _ int) (int, error) {
 			return find(runs, name, id, func(r Run) bool { return r.Tag == id })
 		}

@@ -174,6 +174,7 @@ func TestCases(t *testing.T) {
 		{"sglang-1.jsonl", sg, []string{"TC-01"}, Mapping{By: ByRequestRate, Values: map[string]string{"TC-01": "3"}}, "sglang-1.jsonl: no run matches case TC-01"},
 		{"sglang-1.jsonl", sg[:2], []string{"TC-01"}, Mapping{By: ByRequestRate, Values: map[string]string{"TC-01": "1"}}, "sglang-1.jsonl:2: a run no case matches (by request_rate"},
 		{"sglang-1.jsonl", sg[:1], []string{"TC-01"}, Mapping{By: "rate"}, `unknown case_by "rate"`},
+		{"sglang-1.jsonl", sg, []string{"TC-01"}, Mapping{By: ByTag}, "sglang-1.jsonl:1: case_by tag, but no run of the file has a tag: SGLang's bench_serving writes tag only after 0.5.3.post2 and only with --tag, vLLM's bench serve label with --label or framework with --metadata; match the runs by case_by: line, request_rate or max_concurrency instead"},
 	} {
 		if _, err := Cases(c.runs, c.ids, c.m, c.name); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v by %s: %v, want %q", c.ids, c.m.By, err, c.want)
