@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,29 @@ func TestEvidence(t *testing.T) {
 	abs, _ := filepath.Abs(filepath.Join(cellDir, "logs", "worker0.log"))
 	if !strings.Contains(x.String(), "[[ATTACHMENT|"+abs+"]]") {
 		t.Errorf("JUnit does not attach the evidence:\n%s", x.String())
+	}
+	// Only regular files inside the cell's directory are attached: a
+	// symbolic link, a pipe and a missing file are text saying what
+	// they are, as in the summary.
+	out := html.UnescapeString(x.String())
+	for _, want := range []string{
+		p + "passwd (not attached: a symbolic link, not a file)\n",
+		p + "outside/x (not attached: outside the cell's directory)\n",
+		p + "fifo (not attached: a named pipe, not a file)\n",
+		p + "gone.txt (not attached: missing)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("JUnit lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(x.String(), "[[ATTACHMENT|"); n != 2 {
+		t.Errorf("%d attachments, want 2 (worker0.log and big.bin):\n%s", n, x.String())
+	}
+	// With no sweep directory nothing can be checked, and nothing is attached.
+	run.Dir = ""
+	x.Reset()
+	sweeptest.Must(t, WriteJUnit(&x, run))
+	if strings.Contains(x.String(), "[[ATTACHMENT|") || !strings.Contains(html.UnescapeString(x.String()), p+"logs/worker0.log (not attached: the run's sweep directory is not known)") {
+		t.Errorf("no directory, yet attached:\n%s", x.String())
 	}
 }

@@ -193,8 +193,12 @@ func writeComparisonJUnit(w io.Writer, c *analysis.Comparison) error {
 }
 
 // junitAttachments lists each cell's evidence as the attachments CI test
-// reporters read from system-out ([[ATTACHMENT|PATH]]): absolute paths
-// when the run's sweep directory is known, else relative to it.
+// reporters read from system-out ([[ATTACHMENT|PATH]], absolute paths):
+// only regular files inside the cell's directory, as the markdown
+// summary shows them. A reporter archives what an attachment names, so a
+// symbolic link (it would follow it out of the sweep), a pipe, a missing
+// file, or any file of a run whose sweep directory is not known, is
+// written as text saying what it is, never attached.
 func junitAttachments(r *testrun.Run) string {
 	var b strings.Builder
 	base := ""
@@ -207,11 +211,14 @@ func junitAttachments(r *testrun.Run) string {
 		}
 		fmt.Fprintf(&b, "evidence of %s (%s):\n", c.Name, c.CellID)
 		for _, e := range r.EvidenceOf(c) {
-			p := e.Path
-			if base != "" {
-				p = filepath.Join(base, filepath.FromSlash(p))
+			switch {
+			case base == "":
+				fmt.Fprintf(&b, "%s (not attached: the run's sweep directory is not known)\n", e.Path)
+			case e.Problem != "":
+				fmt.Fprintf(&b, "%s (not attached: %s)\n", e.Path, e.Problem)
+			default:
+				fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", filepath.Join(base, filepath.FromSlash(e.Path)))
 			}
-			fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", p)
 		}
 	}
 	return b.String()
