@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/realout"
 	"github.com/kvsweep/kvsweep/matrix"
 )
 
-// realout holds real files of the clients, copied byte for byte from
-// public repositories (SOURCES.md there says from where).
-const realout = "../../shared/realout"
+// realout.Dir holds real files of the clients, copied byte for byte
+// from public repositories (SOURCES.md there says from where).
 
 var realFiles = map[string]string{
 	"vllm-1.json":           VLLMBench,
@@ -44,9 +44,9 @@ var realFiles = map[string]string{
 
 func readReal(t *testing.T, file string) []Run {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(realout, file))
+	b, err := os.ReadFile(filepath.Join(realout.Dir(t), file))
 	if err != nil {
-		t.Fatalf("%v (the real client outputs are in ../shared/realout beside the checkout)", err)
+		t.Fatal(err)
 	}
 	runs, err := Read(realFiles[file], file, b)
 	if err != nil {
@@ -232,8 +232,9 @@ func TestAIPerf(t *testing.T) {
 // returns runs or an error, never panics, and a number it reports is a
 // number encoding/json reads at that key.
 func FuzzRead(f *testing.F) {
+	dir := realout.Dir(f)
 	for file, format := range realFiles {
-		b, err := os.ReadFile(filepath.Join(realout, file))
+		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsweep/kvsweep/internal/realout"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"
@@ -22,7 +23,7 @@ import (
 // file that does not read is INVALID naming where.
 func TestClientResult(t *testing.T) {
 	tmp := t.TempDir()
-	realout, _ := filepath.Abs("../../shared/realout")
+	realout := realout.Dir(t)
 	h := filepath.Join(tmp, "client.sh")
 	script := fmt.Sprintf(`#!/bin/bash
 cell=$1 mode=$2

@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kvsweep/kvsweep/internal/pgtest"
+	"github.com/kvsweep/kvsweep/internal/realout"
 )
 
 func TestMain(m *testing.M) {
@@ -31,11 +32,14 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
 			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
-			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
+			env.Setenv("REALOUT", realout.Path())
 			env.Setenv("KVSWEEP_STORE", env.WorkDir+"/history.db")
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
+			if cond == "realout" {
+				return realout.Present()
+			}
 			if cond == "pg" {
 				return false, nil
 			}
@@ -61,7 +65,7 @@ func TestScriptsOnPostgres(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", mustAbs(t, "../../examples"))
 			env.Setenv("SWEEPS", mustAbs(t, "../../testrun/testdata"))
-			env.Setenv("REALOUT", mustAbs(t, "../../../shared/realout"))
+			env.Setenv("REALOUT", realout.Path())
 			db := pgtest.DB(t)
 			env.Setenv("KVSWEEP_STORE", db)
 			// The same database by a URL with a password (trust
@@ -70,6 +74,9 @@ func TestScriptsOnPostgres(t *testing.T) {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
+			if cond == "realout" {
+				return realout.Present()
+			}
 			if cond == "pg" {
 				return true, nil
 			}

@@ -52,6 +52,7 @@ var Allowed = map[string][]string{
 	"internal/fail":      {},
 	"internal/fill":      {},
 	"internal/golden":    {},
+	"internal/realout":   {},
 	"internal/imagetest": {},
 	"internal/jsonscan":  {},
 	"internal/jsonsplit": {"internal/jsonscan"},
