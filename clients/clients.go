@@ -16,6 +16,7 @@
 package clients
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -94,6 +95,9 @@ func Read(format, name string, b []byte) ([]Run, error) {
 	}
 	if err := jsonscan.Bound(b, MaxDepth, MaxSize); err != nil {
 		return nil, fmt.Errorf("%s:%v", name, err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("%s:1:1: the file is empty (%d bytes, no JSON): the tool wrote no result", name, len(b))
 	}
 	if err := notJSON(name, b); err != nil {
 		return nil, err

@@ -21,46 +21,83 @@ type doc struct {
 	at   map[string]int // JSON pointer -> offset of its value in src
 }
 
-// Sentinels: a bare Infinity, -Infinity or NaN (Python's json writes
-// them; JSON has no such tokens) is rewritten, outside strings, into a
-// string of the same length, so offsets in messages stay true.
+// A bare Infinity, -Infinity or NaN (Python's json writes them; JSON
+// has no such tokens) in a value's place is rewritten into a string of
+// the same length, so offsets in messages stay true, and its offset is
+// noted: walk turns that string back into a bare value, so a file's own
+// string "+Infin" stays a string. In a key's place it is left as it is,
+// and the decoder refuses it there with its place.
 const (
 	posInf = `"+Infin"`  // Infinity
 	negInf = `"-Infini"` // -Infinity
 	nan    = `"N"`       // NaN
 )
 
-func tolerant(b []byte) []byte {
+// bare is a bare Infinity, -Infinity or NaN token of the file.
+type bare float64
+
+// tolerant rewrites the bare tokens in values' places, returning the
+// rewritten copy and the offsets of what it rewrote.
+func tolerant(b []byte) ([]byte, map[int]bool) {
 	out := bytes.Clone(b)
+	var at map[int]bool
 	in := false
+	// The open objects and arrays ('{' or '['), and the last byte
+	// outside strings and blanks: a key's place is in an object, after
+	// '{' or ','.
+	var open []byte
+	var last byte
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		switch {
 		case in && c == '\\':
 			i++
+			continue
 		case c == '"':
 			in = !in
 		case in:
-		case bytes.HasPrefix(out[i:], []byte("-Infinity")):
-			copy(out[i:], negInf)
-			i += len(negInf) - 1
-		case bytes.HasPrefix(out[i:], []byte("Infinity")):
-			copy(out[i:], posInf)
-			i += len(posInf) - 1
-		case bytes.HasPrefix(out[i:], []byte("NaN")):
-			copy(out[i:], nan)
-			i += len(nan) - 1
+			continue
+		case c == '{' || c == '[':
+			open = append(open, c)
+		case c == '}' || c == ']':
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+		if in || c == '"' {
+			last = '"'
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		keyPlace := len(open) > 0 && open[len(open)-1] == '{' && (last == '{' || last == ',')
+		last = c
+		if keyPlace {
+			continue
+		}
+		for _, r := range [...]struct{ tok, sentinel string }{{"-Infinity", negInf}, {"Infinity", posInf}, {"NaN", nan}} {
+			if bytes.HasPrefix(out[i:], []byte(r.tok)) {
+				if at == nil {
+					at = map[int]bool{}
+				}
+				at[i] = true
+				copy(out[i:], r.sentinel)
+				i += len(r.sentinel) - 1
+				last = '"'
+				break
+			}
 		}
 	}
-	return out
+	return out, at
 }
 
 // documents decodes a file: one JSON object, or (jsonl) one object a
 // non-empty line.
 func documents(name string, b []byte, jsonl bool) ([]doc, error) {
-	src := tolerant(b)
+	src, bareAt := tolerant(b)
 	if !jsonl || !isJSONL(src) {
-		d, err := decodeDoc(name, b, src, 0, 1)
+		d, err := decodeDoc(name, b, src, bareAt, 0, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +110,7 @@ func documents(name string, b []byte, jsonl bool) ([]doc, error) {
 			end = len(src) - off
 		}
 		if len(bytes.TrimSpace(src[off:off+end])) > 0 {
-			d, err := decodeDoc(name, b, src[:off+end], off, line)
+			d, err := decodeDoc(name, b, src[:off+end], bareAt, off, line)
 			if err != nil {
 				return nil, err
 			}
@@ -99,12 +136,14 @@ func isJSONL(src []byte) bool {
 }
 
 // decodeDoc decodes the object starting at offset from (on line line) in
-// src (which ends where it must), recording where each value is.
-func decodeDoc(name string, orig, src []byte, from, line int) (doc, error) {
+// src (which ends where it must), recording where each value is; bareAt
+// holds the offsets of the bare tokens tolerant rewrote.
+func decodeDoc(name string, orig, src []byte, bareAt map[int]bool, from, line int) (doc, error) {
 	d := doc{name: name, src: orig, line: line, at: map[string]int{}}
 	dec := json.NewDecoder(bytes.NewReader(src[from:]))
 	dec.UseNumber()
-	v, err := walk(dec, "", false, from, d.at)
+	w := walker{dec: dec, base: from, at: d.at, bare: bareAt}
+	v, err := w.walk("", false)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 != io.EOF {
 			err = fmt.Errorf("more than one JSON value")
@@ -112,9 +151,15 @@ func decodeDoc(name string, orig, src []byte, from, line int) (doc, error) {
 	}
 	if err != nil {
 		off := from + int(dec.InputOffset())
+		// The decoder's token errors place the offset before or after
+		// the bad byte, depending on the token; encoding/json's scanner
+		// over the whole document says exactly where (errors only).
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			off = from + int(se.Offset)
+		if errors.As(json.Unmarshal(src[from:], new(any)), &se) {
+			err, off = se, from+int(se.Offset)
+			if strings.HasPrefix(se.Error(), "invalid character") && se.Offset > 0 {
+				off-- // the bad byte has been read: point at it
+			}
 		}
 		return d, fmt.Errorf("%s: %s", d.pos(off), err)
 	}
@@ -131,12 +176,25 @@ func decodeDoc(name string, orig, src []byte, from, line int) (doc, error) {
 // value under a long key would cost the key's length each time.
 const maxPointer = 256
 
+// walker decodes a document from dec, which starts at offset base of
+// the file, noting places in at; bare holds the offsets of the bare
+// tokens tolerant rewrote.
+type walker struct {
+	dec  *json.Decoder
+	base int
+	at   map[string]int
+	bare map[int]bool
+}
+
 // walk decodes the next value, noting the offset of every value by its
 // JSON pointer (ptr "" and long false at the top; long: the pointer is
-// past maxPointer, and nothing under it is noted).
-func walk(dec *json.Decoder, ptr string, long bool, base int, at map[string]int) (any, error) {
+// past maxPointer, and nothing under it is noted). Duplicate keys: the
+// last one's value and place are kept, as encoding/json and Python's json
+// keep it.
+func (w walker) walk(ptr string, long bool) (any, error) {
+	dec := w.dec
 	if !long {
-		at[ptr] = base + int(dec.InputOffset())
+		w.at[ptr] = w.base + int(dec.InputOffset())
 	}
 	child := func(tok string) (string, bool) {
 		if long || len(ptr)+1+len(tok) > maxPointer {
@@ -160,7 +218,7 @@ func walk(dec *json.Decoder, ptr string, long bool, base int, at map[string]int)
 				}
 				k := kt.(string)
 				p, l := child(escape(k))
-				v, err := walk(dec, p, l, base, at)
+				v, err := w.walk(p, l)
 				if err != nil {
 					return nil, err
 				}
@@ -172,7 +230,7 @@ func walk(dec *json.Decoder, ptr string, long bool, base int, at map[string]int)
 			var a []any
 			for i := 0; dec.More(); i++ {
 				p, l := child(strconv.Itoa(i))
-				v, err := walk(dec, p, l, base, at)
+				v, err := w.walk(p, l)
 				if err != nil {
 					return nil, err
 				}
@@ -180,6 +238,16 @@ func walk(dec *json.Decoder, ptr string, long bool, base int, at map[string]int)
 			}
 			_, err := dec.Token()
 			return a, err
+		}
+	case string:
+		// One of tolerant's sentinels where it rewrote a bare token.
+		for _, r := range [...]struct {
+			sentinel string
+			v        float64
+		}{{posInf, math.Inf(1)}, {negInf, math.Inf(-1)}, {nan, math.NaN()}} {
+			if t == strings.Trim(r.sentinel, `"`) && w.bare[w.base+int(dec.InputOffset())-len(r.sentinel)] {
+				return bare(r.v), nil
+			}
 		}
 	}
 	return tok, nil
@@ -214,13 +282,12 @@ func kind(v any) string {
 		return "a boolean"
 	case json.Number:
 		return "a number"
-	case string:
-		switch t {
-		case strings.Trim(posInf, `"`), strings.Trim(negInf, `"`):
-			return "an infinity"
-		case strings.Trim(nan, `"`):
+	case bare:
+		if math.IsNaN(float64(t)) {
 			return "NaN"
 		}
+		return "an infinity"
+	case string:
 		return fmt.Sprintf("the string %q", t)
 	case []any:
 		return "an array"
@@ -267,9 +334,12 @@ func (d doc) number(ptr string) (v float64, ok bool, err error) {
 // strings "inf", "Infinity" (as the tools write "as fast as possible").
 func (d doc) rate(ptr string) (v float64, ok bool, err error) {
 	x, present := d.get(ptr)
+	if b, isBare := x.(bare); present && isBare && math.IsInf(float64(b), 1) {
+		return math.Inf(1), true, nil
+	}
 	if s, isStr := x.(string); present && isStr {
 		switch strings.ToLower(s) {
-		case "inf", "+inf", "infinity", strings.ToLower(strings.Trim(posInf, `"`)):
+		case "inf", "+inf", "infinity":
 			return math.Inf(1), true, nil
 		}
 	}
