@@ -14,6 +14,23 @@ etcd=${etcd%%,*}
 nats=${NATS_SERVER:-nats://localhost:4222}
 nats=${nats%%,*}
 
+# b64 STRING: STRING in base64, in bash alone (the test image is busybox
+# without base64).
+b64() {
+	local s=$1 t=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/ out='' i n c1 c2 c3
+	for ((i = 0; i < ${#s}; i += 3)); do
+		printf -v c1 '%d' "'${s:i:1}"
+		c2=0 c3=0
+		if ((i + 1 < ${#s})); then printf -v c2 '%d' "'${s:i+1:1}"; fi
+		if ((i + 2 < ${#s})); then printf -v c3 '%d' "'${s:i+2:1}"; fi
+		n=$((c1 << 16 | c2 << 8 | c3))
+		out+=${t:n >> 18 & 63:1}${t:n >> 12 & 63:1}
+		if ((i + 1 < ${#s})); then out+=${t:n >> 6 & 63:1}; else out+='='; fi
+		if ((i + 2 < ${#s})); then out+=${t:n & 63:1}; else out+='='; fi
+	done
+	echo "$out"
+}
+
 # hostport URL: the HOST PORT of an http:// or nats:// URL.
 hostport() {
 	local u=${1#*://}
@@ -23,7 +40,7 @@ hostport() {
 
 # etcd: its health over HTTP, then a registration through the v3 JSON API.
 read -r host port < <(hostport "$etcd")
-if ! exec 3<>"/dev/tcp/$host/$port" 2>/dev/null; then
+if ! { exec 3<>"/dev/tcp/$host/$port"; } 2>/dev/null; then
 	echo "dynamo worker $worker: cannot connect to etcd at $etcd (discovery backend etcd)" >&2
 	exit 1
 fi
@@ -33,20 +50,21 @@ if ! grep -q '"health":"true"' <&3; then
 	exit 1
 fi
 exec 3<&-
-key=$(printf 'v1/instances/dynamo/worker-%s' "$worker" | base64 | tr -d "\n")
-val=$(printf 'worker %s on %s' "$worker" "$(hostname)" | base64 | tr -d "\n")
+key=$(b64 "v1/instances/dynamo/worker-$worker")
+val=$(b64 "worker $worker on $(hostname)")
 body="{\"key\":\"$key\",\"value\":\"$val\"}"
 exec 3<>"/dev/tcp/$host/$port"
 printf 'POST /v3/kv/put HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' "$host" "${#body}" "$body" >&3
-if ! grep -q '"revision"' <&3; then
-	echo "dynamo worker $worker: etcd at $etcd refused the registration" >&2
+reply=$(cat <&3)
+if [[ $reply != *'"revision"'* ]]; then
+	echo "dynamo worker $worker: etcd at $etcd refused the registration: ${reply##*$'\r\n\r\n'}" >&2
 	exit 1
 fi
 exec 3<&-
 
 # NATS: the server's INFO, then a published KV event acknowledged by PONG.
 read -r host port < <(hostport "$nats")
-if ! exec 4<>"/dev/tcp/$host/$port" 2>/dev/null; then
+if ! { exec 4<>"/dev/tcp/$host/$port"; } 2>/dev/null; then
 	echo "dynamo worker $worker: cannot connect to NATS at $nats (event plane nats)" >&2
 	exit 1
 fi
