@@ -165,6 +165,9 @@ func decodeDoc(name string, orig, src []byte, bareAt map[int]bool, from, line in
 	}
 	root, ok := v.(map[string]any)
 	if !ok {
+		if err := unreadFile(func() string { return d.pos(from) }, v); err != nil {
+			return d, err
+		}
 		return d, fmt.Errorf("%s: expected a JSON object, got %s", d.pos(from), kind(v))
 	}
 	d.root = root

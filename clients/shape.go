@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -48,8 +49,53 @@ func kindOf(d doc) (format, why string) {
 	return "", ""
 }
 
+// unread are files of benchmarks no format reads, by a key that shows
+// them (../shared/realout has one of each): named, so the refusal says
+// what the file is rather than which key it lacks.
+var unread = []struct{ ptr, what string }{
+	{"/query_ttft_per_prompt", "LMCache's LongDocQA result (long_doc_qa.py --json-output: a mean TTFT in seconds, no percentiles, no request count)"},
+	{"/0/results/ttft_p50_values", "Dynamo's router benchmark history (benchmark_history.json: AIPerf's p25/p50/p75 per prefix ratio, no request count)"},
+}
+
+// unreadFile names the benchmark v (the document at pos, computed only
+// then) comes from when no format reads it.
+func unreadFile(pos func() string, v any) error {
+	for _, u := range unread {
+		if has(v, u.ptr) {
+			return fmt.Errorf("%s: %s (it has %s): no kvsweep format reads it; have the harness write one of %s, or a result.json", pos(), u.what, u.ptr, strings.Join(Formats, ", "))
+		}
+	}
+	return nil
+}
+
+// has says whether the JSON pointer ptr (no escapes) is in v, through
+// objects and arrays.
+func has(v any, ptr string) bool {
+	for _, tok := range strings.Split(ptr, "/")[1:] {
+		switch t := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = t[tok]; !ok {
+				return false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return false
+			}
+			v = t[i]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // shape refuses d when it has another format's shape than want's.
 func shape(d doc, want string) error {
+	if err := unreadFile(func() string { return d.pos(d.at[""]) }, d.root); err != nil {
+		return err
+	}
 	k, why := kindOf(d)
 	if k == "" || described[k] == described[want] {
 		return nil
