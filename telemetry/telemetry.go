@@ -13,6 +13,8 @@
 //	                       vllm:prefix_cache_queries_total; the mean of
 //	                       SGLang's gauge sglang:cache_hit_rate and of
 //	                       Dynamo's dynamo_component_kvstats_gpu_prefix_cache_hit_rate
+//	                       (SGLang's first metrics, labelled name=, gave
+//	                       it in percent: divided by 100)
 //	kv_cache_usage_peak    the highest KV-cache usage seen (0 to 1):
 //	                       vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc
 //	                       before v1), sglang:token_usage,
@@ -83,15 +85,34 @@ func Parse(body io.Reader) (map[string]float64, error) {
 	for _, name := range Families {
 		f, ok := fams[name]
 		if !ok {
-			continue
+			// SGLang behind the smg gRPC sidecar writes sglang_NAME.
+			if f, ok = fams[strings.Replace(name, "sglang:", "sglang_", 1)]; !ok || !strings.HasPrefix(name, "sglang:") {
+				continue
+			}
 		}
 		sum := 0.0
 		for _, m := range f.GetMetric() {
-			sum += value(f.GetType(), m)
+			v := value(f.GetType(), m)
+			if name == "sglang:cache_hit_rate" && percentHitRate(m) {
+				v /= 100
+			}
+			sum += v
 		}
 		out[name] = sum
 	}
 	return out, nil
+}
+
+// percentHitRate: SGLang's first metrics (late 2024, labelled name=, not
+// model_name=) gave sglang:cache_hit_rate in percent (10.61); the rework
+// after made it the ratio it is since.
+func percentHitRate(m *dto.Metric) bool {
+	name, model := false, false
+	for _, l := range m.GetLabel() {
+		name = name || l.GetName() == "name"
+		model = model || l.GetName() == "model_name"
+	}
+	return name && !model
 }
 
 func value(t dto.MetricType, m *dto.Metric) float64 {
