@@ -28,8 +28,12 @@ func (c *Checker) lacks(r *Release, key, what string) string {
 }
 
 var (
-	envLineRE = regexp.MustCompile(`\b(DYN_[A-Z0-9_]+|NATS_SERVER|ETCD_ENDPOINTS)=`)
-	flagRE    = regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]*)`)
+	envLineRE    = regexp.MustCompile(`\b(DYN_[A-Z0-9_]+|NATS_SERVER|ETCD_ENDPOINTS)=`)
+	flagRE       = regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]*)`)
+	appRunRE     = regexp.MustCompile(`apptainer run\b`)
+	benchServeRE = regexp.MustCompile(`vllm"?\}? bench serve\b`)
+	serveRE      = regexp.MustCompile(`vllm"?\}? serve\b`)
+	datasetRE    = regexp.MustCompile(`--dataset-name[ =]"?([a-z_-]+)`)
 )
 
 // Dockerfile checks a quick-start Dockerfile against the base image and
@@ -132,7 +136,7 @@ func (c *Checker) Launch(where, runtime, script string) []Violation {
 			bad("srun --container-image without --no-container-entrypoint")
 		case runtime == "enroot" && strings.Contains(l, "enroot start ") && !strings.Contains(l, "--rc "):
 			bad("enroot start without --rc (the image's /etc/rc execs the ENTRYPOINT)")
-		case runtime == "apptainer" && regexp.MustCompile(`apptainer run\b`).MatchString(l):
+		case runtime == "apptainer" && appRunRE.MatchString(l):
 			bad("apptainer run (the runscript)")
 		}
 	}
@@ -187,9 +191,9 @@ func (c *Checker) VLLMScript(where, text string) []Violation {
 		var known []string
 		var key string
 		switch {
-		case regexp.MustCompile(`vllm"?\}? bench serve\b`).MatchString(l):
+		case benchServeRE.MatchString(l):
 			known, key = bench, "bench_serve.flag"
-		case regexp.MustCompile(`vllm"?\}? serve\b`).MatchString(l):
+		case serveRE.MatchString(l):
 			known, key = serve, "serve.flag"
 		default:
 			continue
@@ -199,7 +203,7 @@ func (c *Checker) VLLMScript(where, text string) []Violation {
 				out = append(out, Violation{where, fmt.Sprintf("%s: vLLM %s has no flag %s", strings.Fields(l)[0]+" ...", c.VLLM.Release, m[1]), c.lacks(c.VLLM, key, m[1])})
 			}
 		}
-		if m := regexp.MustCompile(`--dataset-name[ =]"?([a-z_-]+)`).FindStringSubmatch(l); m != nil && key == "bench_serve.flag" {
+		if m := datasetRE.FindStringSubmatch(l); m != nil && key == "bench_serve.flag" {
 			if f, ok := c.VLLM.One("bench_serve.dataset_choices"); ok && !slices.Contains(f.Values, m[1]) {
 				out = append(out, Violation{where, fmt.Sprintf("vllm bench serve --dataset-name %s: vLLM %s offers %s", m[1], c.VLLM.Release, strings.Join(f.Values, ", ")), c.VLLM.Cite(f)})
 			}

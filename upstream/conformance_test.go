@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
-	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/upstream"
 )
 
@@ -201,7 +200,6 @@ func conform(t *testing.T, c *upstream.Checker, path string, src []byte) []upstr
 			}
 			out = append(out, c.Model(path+" geometries."+g, model, engines...)...)
 		}
-		_ = sweep.SpecFile
 	}
 	return out
 }
