@@ -404,55 +404,9 @@ func xTicks(runs []*testrun.Run, xOf func(int) float64) []tick {
 	return out
 }
 
+// historyPage is the history page template (templates/history.html),
+// parsed on first use.
 var historyPage = sync.OnceValue(func() *template.Template {
 	funcs := template.FuncMap{"add": func(a, b int) int { return a + b }, "sizeText": sweep.Size}
-	return template.Must(template.New("history").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:1em auto;padding:0 1em;color:#222;max-width:1400px}
-h1{font-size:1.5em;margin-bottom:0}.sub{color:#555;margin-top:.2em}
-.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;white-space:nowrap}
-th{background:#f3f3f3}.PASS{background:#e6f4e6}.FAIL,.ERROR,.INVALID{background:#fbe3e3}.MISSING,.NOT_REPORTED{background:#fff3cd}
-td.worse{background:#fbe3e3;font-weight:600}.changed{color:#8a4b00}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:1.5em}
-figure{margin:0}figcaption{font-weight:600}figcaption small{font-weight:400;color:#555}
-svg.chart{width:100%;height:auto;background:#fff;border:1px solid #ddd}
-svg text{font:11px system-ui,sans-serif;fill:#333}svg .grid{stroke:#eee}svg .axis{stroke:#888}
-svg .change{stroke:#c77700;stroke-dasharray:4 3}svg .change-label{fill:#8a4b00;font-size:10px}
-.legend{display:flex;flex-wrap:wrap;gap:.2em 1em;font-size:12px;margin:.2em 0}.legend i{display:inline-block;width:1.2em;height:3px;vertical-align:middle;margin-right:.3em}
-details summary{cursor:pointer;color:#555}
-ul.notes{margin:.3em 0}
-</style></head><body>
-<h1>{{.Title}}</h1>
-<p class="sub">{{.Subtitle}} Regressions (worse than the same cell's previous run by more than 5%) are marked in red.</p>
-{{if .Charts}}<h2>Metrics by test case</h2><div class="charts">
-{{range .Charts}}<figure id="{{.ID}}"><figcaption>{{.Metric}} — {{.Case}} <small>{{if .Unit}}{{.Unit}}, {{end}}{{if .Direction}}{{.Direction}} is better{{end}}{{if .Regressions}}, {{.Regressions}} regression(s){{end}}</small></figcaption>
-<div class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Name}}</span>{{end}}</div>
-<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Metric}} for {{.Case}} by run">
-{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.L}}" x2="{{$c.R}}" y1="{{.Pos}}" y2="{{.Pos}}"/><text class="y-tick" x="{{$c.L}}" dx="-4" y="{{.Pos}}" dy="4" text-anchor="end">{{.Label}}</text>
-{{end}}<line class="axis" x1="{{.L}}" x2="{{.R}}" y1="{{.B}}" y2="{{.B}}"/><line class="axis" x1="{{.L}}" x2="{{.L}}" y1="{{.T}}" y2="{{.B}}"/>
-{{range .XTicks}}<text class="x-tick" x="{{.Pos}}" y="{{$c.B}}" dy="14" text-anchor="middle">{{.Label}}<tspan x="{{.Pos}}" dy="12">{{.Label2}}</tspan></text>
-{{end}}<text class="x-title" x="{{.R}}" y="{{.H}}" dy="-4" text-anchor="end">run date (UTC)</text>
-<text class="y-title" transform="rotate(-90)" x="-{{.T}}" y="12" text-anchor="end">{{.YTitle}}</text>
-{{range .Changes}}<line class="change" x1="{{.X}}" x2="{{.X}}" y1="{{$c.T}}" y2="{{$c.B}}"><title>changed: {{.Label}}</title></line><text class="change-label" x="{{.X}}" y="{{$c.T}}" text-anchor="{{.Anchor}}">{{$m := .}}{{range $i, $l := .Lines}}<tspan x="{{$m.X}}" dx="{{$m.DX}}" dy="{{if $i}}11{{else}}10{{end}}">{{$l}}</tspan>{{end}}</text>
-{{end}}{{range .Series}}<path d="{{.Path}}" fill="none" stroke="{{.Color}}" stroke-width="2"{{if .Dash}} stroke-dasharray="{{.Dash}}"{{end}}/>
-{{$s := .}}{{range .Points}}<circle cx="{{.X}}" cy="{{.Y}}" {{if .Worse}}r="5" fill="#d00" class="regression"{{else}}r="2.5" fill="{{$s.Color}}"{{end}}><title>{{.Title}}</title></circle>{{end}}
-{{end}}</svg>
-<details><summary>values</summary><div class="scroll"><table><tr><th>date</th><th>sweep</th>{{range .Series}}<th>{{.Name}}</th>{{end}}<th>changed</th></tr>
-{{range .Rows}}<tr><td>{{.Date}}</td><td>{{.Sweep}}</td>{{range .Cells}}<td{{if .Worse}} class="worse"{{end}}>{{.Text}}</td>{{end}}<td class="changed">{{.Changed}}</td></tr>
-{{end}}</table></div></details></figure>
-{{end}}</div>{{end}}
-<h2>Runs, newest first</h2>
-<div class="scroll"><table><tr><th>date</th><th>sweep</th><th>topology</th><th>engine</th><th>image</th><th>revisions</th><th>cases passed</th><th>notes</th></tr>
-{{range .History}}<tr><td>{{.Date}}</td><td><a href="#run-{{.Sweep}}">{{.Sweep}}</a></td><td>{{range $i, $t := .Topologies}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{range $i, $e := .Engines}}{{if $i}}, {{end}}{{$e}}{{end}}</td><td>{{.Image}}</td><td>{{.Revisions}}</td><td>{{.Passed}}/{{.Total}}{{if .Missing}} ({{.Missing}} cells missing){{end}}</td><td>{{len .Notes}}</td></tr>
-{{end}}</table></div>
-{{range .Runs}}<h3 id="run-{{.ID}}">{{.ID}} <small>{{.Date}} — {{.Counts}}</small></h3>{{if .Changed}}<p class="changed">changed since the run before: {{.Changed}}</p>{{end}}
-<div class="scroll"><table><tr><th>cell</th><th>outcome</th>{{range .Cases}}<th>{{.}}</th>{{end}}</tr>
-{{range .Cells}}<tr><td>{{.Name}}</td><td>{{.Outcome}}</td>{{range .Verdicts}}<td class="{{.}}">{{.}}</td>{{end}}</tr>
-{{if .Evidence}}<tr class="evidence"><td colspan="{{add 2 (len .Verdicts)}}"><ul>{{range .Evidence}}<li><a href="{{.Path}}">{{.Path}}</a>{{if .Problem}} ({{.Problem}}){{else if .Size}} ({{sizeText .Size}}){{end}}{{if .Head}}<pre>{{.Head}}</pre>{{end}}</li>{{end}}</ul></td></tr>
-{{end}}{{end}}</table></div>
-{{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{if .Cell}}<b>{{.Cell}}</b>: {{end}}{{.Text}} <small>({{.Author}}, {{.Time.UTC.Format "2006-01-02 15:04"}})</small></li>{{end}}</ul>{{end}}
-{{end}}</body></html>
-`))
+	return template.Must(template.New("history").Funcs(funcs).Parse(historyHTML))
 })
