@@ -15,8 +15,8 @@ import (
 // CI) is byte for byte the report of the run read back, in every format.
 // A failed write keeps nothing of it: CollectDir returns the error.
 func TestCollectDirAlongside(t *testing.T) {
-	for _, format := range []string{"markdown", "table", "csv", "json", "junit", "html"} {
-		t.Run(format, func(t *testing.T) {
+	for _, format := range []Format{"markdown", "table", "csv", "json", "junit", "html"} {
+		t.Run(string(format), func(t *testing.T) {
 			dir := sweeptest.Copy(t, "mixed")
 			store := filepath.Join(t.TempDir(), "history.db")
 			var made bytes.Buffer

@@ -11,7 +11,7 @@ import (
 )
 
 // WriteComparison renders a baseline/candidate comparison.
-func WriteComparison(w io.Writer, format string, c *analysis.Comparison) error {
+func WriteComparison(w io.Writer, format Format, c *analysis.Comparison) error {
 	switch format {
 	case "json":
 		return writeJSON(w, c)
@@ -30,7 +30,7 @@ func WriteComparison(w io.Writer, format string, c *analysis.Comparison) error {
 // writeComparisonText writes the comparison as markdown or a plain table:
 // what changed, the summary, the cells and cases one side lacks, the
 // verdict changes and the metrics.
-func writeComparisonText(w io.Writer, format string, c *analysis.Comparison) error {
+func writeComparisonText(w io.Writer, format Format, c *analysis.Comparison) error {
 	var b bytes.Buffer
 	if format == "markdown" {
 		fmt.Fprintf(&b, "## %s vs %s\n\n", c.Candidate, c.Baseline)
@@ -72,7 +72,7 @@ func writeComparisonText(w io.Writer, format string, c *analysis.Comparison) err
 }
 
 // writeVerdictChanges writes the verdict changes' table, if any.
-func writeVerdictChanges(b *bytes.Buffer, format string, vs []analysis.VerdictChange) error {
+func writeVerdictChanges(b *bytes.Buffer, format Format, vs []analysis.VerdictChange) error {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -92,7 +92,7 @@ func writeVerdictChanges(b *bytes.Buffer, format string, vs []analysis.VerdictCh
 }
 
 // writeMetricDeltas writes the table of the metrics shown, if any.
-func writeMetricDeltas(b *bytes.Buffer, format string, shown []analysis.MetricDelta) error {
+func writeMetricDeltas(b *bytes.Buffer, format Format, shown []analysis.MetricDelta) error {
 	if len(shown) == 0 {
 		return nil
 	}
@@ -113,7 +113,7 @@ func writeMetricDeltas(b *bytes.Buffer, format string, shown []analysis.MetricDe
 }
 
 // writeChanges opens a comparison with what differs between its sides.
-func writeChanges(b *bytes.Buffer, format string, cs []analysis.Change) error {
+func writeChanges(b *bytes.Buffer, format Format, cs []analysis.Change) error {
 	if format == "markdown" {
 		b.WriteString("### What changed\n\n")
 	}

@@ -19,7 +19,7 @@ const (
 // writeEvidence lists each cell's evidence (markdown, table): its path in
 // the sweep, its size, the first lines of a small text file, or why it
 // cannot be shown. Nothing when no cell kept any.
-func writeEvidence(b *bytes.Buffer, format string, r *testrun.Run) error {
+func writeEvidence(b *bytes.Buffer, format Format, r *testrun.Run) error {
 	cells := 0
 	for _, c := range r.Cells {
 		if len(c.Evidence) == 0 {
@@ -50,7 +50,7 @@ func writeEvidence(b *bytes.Buffer, format string, r *testrun.Run) error {
 	return nil
 }
 
-func writeEvidenceItem(b *bytes.Buffer, format string, e testrun.Evidence) {
+func writeEvidenceItem(b *bytes.Buffer, format Format, e testrun.Evidence) {
 	what := e.Problem
 	if what == "" && (e.Size > 0 || e.Head != "") {
 		what = sweep.Size(e.Size)

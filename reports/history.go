@@ -14,7 +14,7 @@ import (
 )
 
 // WriteHistory renders the test-plan history.
-func WriteHistory(w io.Writer, format string, rows []analysis.HistoryRow, figures []string) error {
+func WriteHistory(w io.Writer, format Format, rows []analysis.HistoryRow, figures []string) error {
 	switch format {
 	case "json":
 		return writeJSON(w, rows)
@@ -77,7 +77,7 @@ func noteLines(ns []testrun.Note, sep string) string {
 
 // writeNotes lists the notes of the history's runs under the table, run by
 // run in the table's order.
-func writeNotes(b *bytes.Buffer, format string, rows []analysis.HistoryRow) {
+func writeNotes(b *bytes.Buffer, format Format, rows []analysis.HistoryRow) {
 	first := true
 	for _, r := range rows {
 		if len(r.Notes) == 0 {

@@ -48,7 +48,7 @@ func withText(t *testing.T, text string) (base, cand *testrun.Run) {
 }
 
 // render writes the runs and their comparison in format.
-func render(t *testing.T, format string, base, cand *testrun.Run) string {
+func render(t *testing.T, format Format, base, cand *testrun.Run) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteRuns(&b, format, []*testrun.Run{base, cand}, true, "sel"); err != nil {
@@ -76,7 +76,7 @@ func render(t *testing.T, format string, base, cand *testrun.Run) string {
 func TestHostileText(t *testing.T) {
 	base, cand := withText(t, hostile)
 	plainBase, plainCand := withText(t, "=cmd|'/c calc'!A0 x]0;pwnedxx[2J|x|x")
-	for _, format := range []string{"table", "markdown"} {
+	for _, format := range []Format{"table", "markdown"} {
 		out := render(t, format, base, cand)
 		for _, r := range out {
 			if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x202e) {

@@ -13,7 +13,7 @@ const StepSummaryLimit = 1 << 20
 // their cell widths), one row at a time, so a huge sweep's rows are made
 // and laid out only while they fit. Other formats keep all.
 type fitter struct {
-	format string
+	format Format
 	limit  int
 	widths []int
 	n      int // rows that fit so far
@@ -49,7 +49,7 @@ func cutNote(b *bytes.Buffer, cut int) {
 
 // writeLimited writes markdown that fits a GitHub step summary: past the
 // limit, whole lines are cut and a note says how many.
-func writeLimited(w io.Writer, format string, b []byte) error {
+func writeLimited(w io.Writer, format Format, b []byte) error {
 	if format != "markdown" || len(b) <= StepSummaryLimit {
 		_, err := w.Write(b)
 		return err

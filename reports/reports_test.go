@@ -21,12 +21,12 @@ func TestGolden(t *testing.T) {
 	mixed := collected(t, "mixed")
 	base := collected(t, "base")
 	cand := collected(t, "cand")
-	for _, f := range []string{"markdown", "table", "csv", "json"} {
+	for _, f := range []Format{"markdown", "table", "csv", "json"} {
 		var b bytes.Buffer
 		if err := WriteSummary(&b, f, mixed); err != nil {
 			t.Fatal(err)
 		}
-		golden.Check(t, filepath.Join("testdata", "golden", "summary."+f), b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "summary."+string(f)), b.Bytes())
 	}
 	var b bytes.Buffer
 	if err := WriteJUnit(&b, mixed); err != nil {
@@ -35,12 +35,12 @@ func TestGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "golden", "summary.junit.xml"), b.Bytes())
 
 	cmp := analysis.Compare("base-1", []*testrun.Run{base}, "cand-1", []*testrun.Run{cand}, analysis.CompareOptions{Threshold: 0.05})
-	for _, f := range []string{"markdown", "csv", "json", "html", "junit"} {
+	for _, f := range []Format{"markdown", "csv", "json", "html", "junit"} {
 		b.Reset()
 		if err := WriteComparison(&b, f, cmp); err != nil {
 			t.Fatal(err)
 		}
-		golden.Check(t, filepath.Join("testdata", "golden", "compare."+f), b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "compare."+string(f)), b.Bytes())
 	}
 	// Two identical runs: no differences, said so, and no rows unless --all.
 	same := analysis.Compare("base-1", []*testrun.Run{base}, "base-1", []*testrun.Run{base}, analysis.CompareOptions{Threshold: 0.05})
@@ -56,12 +56,12 @@ func TestGolden(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "golden", "compare-same-all.table"), b.Bytes())
 	runs := []*testrun.Run{base, cand, mixed}
-	for _, f := range []string{"markdown", "csv", "json"} {
+	for _, f := range []Format{"markdown", "csv", "json"} {
 		b.Reset()
 		if err := WriteHistory(&b, f, analysis.History(runs, analysis.DefaultFigures), analysis.DefaultFigures); err != nil {
 			t.Fatal(err)
 		}
-		golden.Check(t, filepath.Join("testdata", "golden", "history."+f), b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "golden", "history."+string(f)), b.Bytes())
 	}
 	b.Reset()
 	if err := WriteHTML(&b, runs, "kvsweep history"); err != nil {

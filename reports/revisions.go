@@ -13,7 +13,7 @@ import (
 // revision sets (kvsweep run --revisions), the first set that did not
 // pass marked: which pull request of a stack breaks what. Nothing for a
 // run without.
-func writeRevisionGrid(b *bytes.Buffer, format string, r *testrun.Run) error {
+func writeRevisionGrid(b *bytes.Buffer, format Format, r *testrun.Run) error {
 	rows, first := analysis.Revisions(r)
 	if len(rows) == 0 {
 		return nil

@@ -56,7 +56,7 @@ func cellVerdicts(c testrun.CellResult, cases []string) []string {
 
 // WriteSummary renders one run: the cells x cases verdict grid, then the
 // metrics, in markdown, table, CSV or JSON.
-func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
+func WriteSummary(w io.Writer, format Format, r *testrun.Run) error {
 	cases := testrun.CaseIDs(r)
 	switch format {
 	case "json":
@@ -111,7 +111,7 @@ func WriteSummary(w io.Writer, format string, r *testrun.Run) error {
 
 // writeMetrics writes a summary's metrics table (markdown, table), as
 // many rows as fit the step summary.
-func writeMetrics(b *bytes.Buffer, format string, r *testrun.Run) error {
+func writeMetrics(b *bytes.Buffer, format Format, r *testrun.Run) error {
 	total := 0
 	for _, c := range r.Cells {
 		for _, cs := range c.Cases {

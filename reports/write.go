@@ -22,7 +22,7 @@ func WriteStepSummary(w io.Writer, parts ...[]byte) error {
 // per run (markdown, table), one CSV under one header, one JUnit document,
 // one HTML page, or JSON: the run itself for a sweep directory or id, an
 // array of runs for a selector (IsSelector), however many it matched.
-func WriteRuns(w io.Writer, format string, runs []*testrun.Run, selector bool, label string) error {
+func WriteRuns(w io.Writer, format Format, runs []*testrun.Run, selector bool, label string) error {
 	switch format {
 	case "junit":
 		return WriteJUnit(w, runs...)
@@ -92,7 +92,7 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", testrun.Redact(storePath), strings.Join(what, ", "))
 		return nil, err
 	}
-	return runs, WriteHistory(w, format, analysis.History(runs, figures), figures)
+	return runs, WriteHistory(w, Format(format), analysis.History(runs, figures), figures)
 }
 
 // terms says what the query selects, as its flags: "--filter engine=vllm",

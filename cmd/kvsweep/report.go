@@ -44,9 +44,10 @@ counts line goes to stderr, so stdout is the report alone).`,
 			if err != nil {
 				return err
 			}
+			var format reports.Format
 			if *report != "" {
-				if err := oneOf("report", *report, "markdown", "table", "csv", "json", "junit", "html"); err != nil {
-					return err
+				if format, err = reports.ParseFormat(*report); err != nil {
+					return usagef("--report %v", err)
 				}
 			}
 			if *noStore {
@@ -56,7 +57,7 @@ counts line goes to stderr, so stdout is the report alone).`,
 			if !*quiet && isTerminal(e.stderr) {
 				opts.Progress = countBar(e, "reading results")
 			}
-			run, err := collect(e, dir, cfg, opts, *store, *report)
+			run, err := collect(e, dir, cfg, opts, *store, format)
 			if err != nil {
 				return err
 			}
@@ -102,8 +103,9 @@ across the sides on every parameter except the filtered ones.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := reportFlags(fs)
 		return func(e *env, args []string) error {
-			if err := oneOf("format", o.format, "markdown", "table", "csv", "json", "junit", "html"); err != nil {
-				return err
+			var err error
+			if o.report, err = reports.ParseFormat(o.format); err != nil {
+				return usagef("--format %v", err)
 			}
 			switch {
 			case o.history:
@@ -123,7 +125,7 @@ across the sides on every parameter except the filtered ones.`,
 			}
 			runs, err := testrun.SelectRuns(o.store, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.format, runs, testrun.IsSelector(args[0]), args[0])
+				err = reports.WriteRuns(e.stdout, o.report, runs, testrun.IsSelector(args[0]), args[0])
 			}
 			return o.checked(runs, nil, err)
 		}
@@ -132,6 +134,7 @@ across the sides on every parameter except the filtered ones.`,
 
 type reportOpts struct {
 	format, baseline, candidate, threshold, store string
+	report                                        reports.Format // --format, parsed
 	history, check, all                           bool
 	baseFilter, candFilter                        []string
 	perMetric                                     []string
@@ -180,7 +183,7 @@ func (o *reportOpts) compare(e *env, sel string) error {
 	opts.All = o.all
 	opts.Ignore = append([]string{"repeat"}, sides.Ignore...)
 	cmp := analysis.Compare(sides.BaseLabel, sides.Base, sides.CandLabel, sides.Cand, opts)
-	return o.checked(sides.Cand, cmp, reports.WriteComparison(e.stdout, o.format, cmp))
+	return o.checked(sides.Cand, cmp, reports.WriteComparison(e.stdout, o.report, cmp))
 }
 
 // checked applies --check to runs (and the comparison, if any) once the
@@ -222,7 +225,7 @@ func askStates(e *env, dir string, cfg *scheduler.Config, opts *testrun.CollectO
 // line per cell without a valid result and the counts. With a report
 // format it then prints the run's report (made while results.json is
 // written), and the counts line goes to stderr instead of stdout.
-func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath, format string) (*testrun.Run, error) {
+func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath string, format reports.Format) (*testrun.Run, error) {
 	if err := askStates(e, dir, cfg, &opts); err != nil {
 		return nil, err
 	}
