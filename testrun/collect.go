@@ -369,9 +369,9 @@ func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
 // scraped and adds them to each of its cases (where the case has no
 // metric of that name), for the validity rules and the comparisons.
 func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
-	b, ok := optional(files, telemetry.File, telemetry.MaxFile)
+	b, ok := optional(files, sweep.TelemetryFile, telemetry.MaxFile)
 	if !ok {
-		cr.Telemetry = &telemetry.Summary{Note: "no " + telemetry.File}
+		cr.Telemetry = &telemetry.Summary{Note: "no " + sweep.TelemetryFile}
 		return
 	}
 	figs, sum := telemetry.Derive(b)
@@ -389,9 +389,9 @@ func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
 // readHardware is the cell's hardware fingerprint from what its job
 // recorded (nil when it recorded nothing).
 func readHardware(files *sweep.CellFiles) *hardware.Fingerprint {
-	env, _ := optional(files, hardware.EnvFile, sweep.MaxMarkerSize)
-	smi, _ := optional(files, hardware.SMIFile, hardware.MaxSMISize)
-	nccl, _ := optional(files, hardware.NCCLFile, sweep.MaxMarkerSize)
+	env, _ := optional(files, sweep.HardwareEnvFile, sweep.MaxMarkerSize)
+	smi, _ := optional(files, sweep.SMIFile, hardware.MaxSMISize)
+	nccl, _ := optional(files, sweep.NCCLVersionFile, sweep.MaxMarkerSize)
 	return hardware.Read(env, smi, nccl)
 }
 
