@@ -74,6 +74,11 @@ func (e *MissingError) Error() string {
 	return "no " + sweep.ResultFile + " and no " + e.File
 }
 
+// noResult is the MissingError of every cell without result.json whose
+// spec names no other file: one, so a sweep of cells that have not run
+// costs no allocation a cell to say so.
+var noResult = &MissingError{}
+
 // Reader reads cells' results one after another, reusing what one cell's
 // reading leaves (the parser's scratch, the buffer a result.json is read
 // into): one a goroutine.
@@ -96,26 +101,34 @@ func (rd *Reader) Read(files *sweep.CellFiles, c sweep.Cell, spec Spec, maxSize 
 	if cap(b) > cap(rd.buf) && cap(b) <= maxKeptBuffer {
 		rd.buf = b[:0]
 	}
-	var refused *sweep.RefusedError
-	switch {
-	case errors.Is(err, os.ErrNotExist) && spec.File() != "":
+	if errors.Is(err, os.ErrNotExist) && spec.File() != "" {
 		return readSpecFile(files, c, spec, maxSize)
-	case errors.Is(err, os.ErrNotExist):
-		return nil, &MissingError{}
-	case errors.As(err, &refused):
-		msg := sweep.ResultFile + " " + refused.Reason
-		if strings.Contains(refused.Reason, "limit") {
-			msg += " (--max-result-size)"
-		}
-		return nil, errors.New(msg)
-	case err != nil:
-		return nil, err
+	}
+	if err != nil {
+		return nil, readError(err)
 	}
 	r, err := rd.scratch.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sweep.ResultFile, err)
 	}
 	return r, nil
+}
+
+// readError is what Read returns when result.json could not be read
+// (err) and the spec names no file instead: none there, or why.
+func readError(err error) error {
+	var refused *sweep.RefusedError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return noResult
+	case errors.As(err, &refused):
+		msg := sweep.ResultFile + " " + refused.Reason
+		if strings.Contains(refused.Reason, "limit") {
+			msg += " (--max-result-size)"
+		}
+		return errors.New(msg)
+	}
+	return err
 }
 
 // readSpecFile reads the file spec names, for a cell without result.json.

@@ -185,17 +185,25 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		return cr
 	}
 	r, err := w.Read(files, c, harness.Spec{Native: m.Native, Client: m.Client}, opts.MaxResultSize)
+	if err != nil {
+		return withoutValidResult(cr, err, mk, hasMarker, started)
+	}
+	return withResult(cr, r, c, mk, hasMarker)
+}
+
+// withoutValidResult completes a cell whose harness wrote no result
+// (harness.MissingError) or one that does not read (err says why and
+// where).
+func withoutValidResult(cr CellResult, err error, mk sweep.ExitMarker, hasMarker, started bool) CellResult {
 	var missing *harness.MissingError
 	switch {
 	case errors.As(err, &missing) && missing.File != "":
 		return withoutFile(cr, missing.File, mk, hasMarker)
 	case errors.As(err, &missing):
 		return withoutResult(cr, mk, hasMarker, started)
-	case err != nil:
-		cr.Outcome, cr.Detail = Invalid, err.Error()
-		return cr
 	}
-	return withResult(cr, r, c, mk, hasMarker)
+	cr.Outcome, cr.Detail = Invalid, err.Error()
+	return cr
 }
 
 // fromState takes what the scheduler says of the cell: its final state,
