@@ -23,13 +23,9 @@ import (
 	"strings"
 )
 
-// The files the job writes, in the cell directory.
-const (
-	EnvFile    = "hardware.env"
-	SMIFile    = "nvidia-smi.xml"
-	NCCLFile   = "nccl-version"
-	MaxSMISize = 4 << 20 // nvidia-smi -q -x of an 8-GPU node is ~300 KB
-)
+// MaxSMISize bounds the nvidia-smi -q -x the job recorded (the files'
+// names are package sweep's: HardwareEnvFile, SMIFile, NCCLVersionFile).
+const MaxSMISize = 4 << 20 // nvidia-smi -q -x of an 8-GPU node is ~300 KB
 
 // Fingerprint is what a cell ran on.
 type Fingerprint struct {

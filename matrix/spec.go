@@ -307,7 +307,7 @@ type Harness struct {
 // ClientResult is the output file of a standard benchmark client the
 // cells run (vLLM's bench serve, SGLang's bench_serving, AIPerf,
 // inference-perf) and how its runs map to the cell's cases; read by
-// package clients at collect.
+// package harness at collect.
 type ClientResult struct {
 	Format string // one of ClientFormats
 	File   string // relative to the cell directory
@@ -316,7 +316,7 @@ type ClientResult struct {
 	Values map[string]string
 }
 
-// ClientFormats and ClientCaseBys are what package clients reads (a test
+// ClientFormats and ClientCaseBys are what package harness reads (a test
 // holds the lists equal).
 var (
 	ClientFormats = []string{"vllm-bench", "sglang-bench", "aiperf", "inference-perf", "inference-perf-prometheus"}

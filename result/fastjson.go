@@ -7,7 +7,7 @@ import "github.com/kvsweep/kvsweep/internal/jsonscan"
 // json.Number, bools and nils) several times faster than json.Decoder's
 // tokens. It gives up (ok false) on anything decodeJSON would refuse or
 // must explain: a syntax error, a duplicate key, a number out of range,
-// nesting past maxJSONDepth, data after the document; decodeJSON then
+// nesting past jsonscan.MaxDepth, data after the document; decodeJSON then
 // decides and says where. FuzzFastDecode holds the two to the same trees.
 func fastDecode(b []byte) (v any, ok bool) {
 	s := jsonscan.New(b, nil)

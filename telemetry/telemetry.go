@@ -46,9 +46,6 @@ import (
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
-// File is the series' file in the cell directory.
-const File = "telemetry.jsonl"
-
 // Limits: a scrape's body, the samples kept (a day at 10 s is 8,640
 // scrapes of one endpoint), and what collect reads.
 const (

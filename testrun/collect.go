@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kvsweep/kvsweep/clients"
 	"github.com/kvsweep/kvsweep/hardware"
+	"github.com/kvsweep/kvsweep/harness"
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/result"
@@ -83,7 +83,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 	defer sroot.Close()
 	cells := sweep.OpenCells(sroot, root)
 	defer cells.Close()
-	collectAll(len(m.Cells), opts, func(i int, reader *cellReader) {
+	collectAll(len(m.Cells), opts, func(i int, reader *harness.Reader) {
 		c := m.Cells[i]
 		files := cells.Open(c.ID)
 		started := files.IsFile(sweep.StartedFile)
@@ -121,7 +121,7 @@ func (opts CollectOptions) withDefaults() CollectOptions {
 // collectAll calls collect for each of n cells on opts.Workers workers,
 // each with a reader of its own, and reports progress as it hands them
 // out.
-func collectAll(n int, opts CollectOptions, collect func(i int, reader *cellReader)) {
+func collectAll(n int, opts CollectOptions, collect func(i int, reader *harness.Reader)) {
 	var wg sync.WaitGroup
 	// The cells go out in runs of collectRun: one hand-over per run, not
 	// per cell.
@@ -131,7 +131,7 @@ func collectAll(n int, opts CollectOptions, collect func(i int, reader *cellRead
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reader := &cellReader{Scratch: &result.Scratch{}}
+			reader := &harness.Reader{}
 			for from := range next {
 				for i := from; i < min(from+collectRun, n); i++ {
 					collect(i, reader)
@@ -152,32 +152,9 @@ func collectAll(n int, opts CollectOptions, collect func(i int, reader *cellRead
 	}
 }
 
-// cellReader is what one collect worker reuses from cell to cell: the
-// parser's scratch (the interner of the strings results repeat among
-// them), and the buffer result.json is read into (a 10,000-cell sweep is
-// 27 MB of result files; parsing keeps nothing of the bytes, so one
-// buffer serves them all).
-type cellReader struct {
-	*result.Scratch
-	buf []byte
-}
-
-// maxKeptBuffer bounds the buffer a worker keeps: a result larger than
-// this is read into a buffer of its own.
-const maxKeptBuffer = 1 << 20
-
-// readResult reads the cell's result.json into the worker's buffer.
-func (w *cellReader) readResult(files *sweep.CellFiles, max int64) ([]byte, error) {
-	b, err := files.ReadFileInto(sweep.ResultFile, max, w.buf)
-	if cap(b) > cap(w.buf) && cap(b) <= maxKeptBuffer {
-		w.buf = b[:0]
-	}
-	return b, err
-}
-
 // collectCell reads one cell through the worker's reader w; started says
 // whether its harness started.
-func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions, w *cellReader) CellResult {
+func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep.Cell, started bool, opts CollectOptions, w *harness.Reader) CellResult {
 	image := m.ImageOf(c.Job)
 	cr := CellResult{CellID: c.ID, Name: c.Name, Params: c.Params, Planned: c.Cases, Image: result.Image{Ref: image}}
 	cr.Image.Digest = digestOf(image)
@@ -207,33 +184,26 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 		cr.Outcome, cr.Detail = Invalid, why
 		return cr
 	}
-	b, err := w.readResult(files, opts.MaxResultSize)
-	if errors.Is(err, os.ErrNotExist) && m.Native != nil {
-		return collectNative(files, m.Native, c, cr, opts)
-	}
-	if errors.Is(err, os.ErrNotExist) && m.Client != nil {
-		return collectClient(files, m.Client, c, cr, opts)
-	}
-	var refused *sweep.RefusedError
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return withoutResult(cr, mk, hasMarker, started)
-	case errors.As(err, &refused):
-		cr.Outcome, cr.Detail = Invalid, "result.json "+refused.Reason
-		if strings.Contains(refused.Reason, "limit") {
-			cr.Detail += " (--max-result-size)"
-		}
-		return cr
-	case err != nil:
-		cr.Outcome, cr.Detail = Invalid, err.Error()
-		return cr
-	}
-	r, err := w.Scratch.Parse(b)
+	r, err := w.Read(files, c, harness.Spec{Native: m.Native, Client: m.Client}, opts.MaxResultSize)
 	if err != nil {
-		cr.Outcome, cr.Detail = Invalid, "result.json: "+err.Error()
-		return cr
+		return withoutValidResult(cr, err, mk, hasMarker, started)
 	}
 	return withResult(cr, r, c, mk, hasMarker)
+}
+
+// withoutValidResult completes a cell whose harness wrote no result
+// (harness.MissingError) or one that does not read (err says why and
+// where).
+func withoutValidResult(cr CellResult, err error, mk sweep.ExitMarker, hasMarker, started bool) CellResult {
+	var missing *harness.MissingError
+	switch {
+	case errors.As(err, &missing) && missing.File != "":
+		return withoutFile(cr, missing.File, mk, hasMarker)
+	case errors.As(err, &missing):
+		return withoutResult(cr, mk, hasMarker, started)
+	}
+	cr.Outcome, cr.Detail = Invalid, err.Error()
+	return cr
 }
 
 // fromState takes what the scheduler says of the cell: its final state,
@@ -369,9 +339,9 @@ func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
 // scraped and adds them to each of its cases (where the case has no
 // metric of that name), for the validity rules and the comparisons.
 func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
-	b, ok := optional(files, telemetry.File, telemetry.MaxFile)
+	b, ok := optional(files, sweep.TelemetryFile, telemetry.MaxFile)
 	if !ok {
-		cr.Telemetry = &telemetry.Summary{Note: "no " + telemetry.File}
+		cr.Telemetry = &telemetry.Summary{Note: "no " + sweep.TelemetryFile}
 		return
 	}
 	figs, sum := telemetry.Derive(b)
@@ -389,9 +359,9 @@ func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
 // readHardware is the cell's hardware fingerprint from what its job
 // recorded (nil when it recorded nothing).
 func readHardware(files *sweep.CellFiles) *hardware.Fingerprint {
-	env, _ := optional(files, hardware.EnvFile, sweep.MaxMarkerSize)
-	smi, _ := optional(files, hardware.SMIFile, hardware.MaxSMISize)
-	nccl, _ := optional(files, hardware.NCCLFile, sweep.MaxMarkerSize)
+	env, _ := optional(files, sweep.HardwareEnvFile, sweep.MaxMarkerSize)
+	smi, _ := optional(files, sweep.SMIFile, hardware.MaxSMISize)
+	nccl, _ := optional(files, sweep.NCCLVersionFile, sweep.MaxMarkerSize)
 	return hardware.Read(env, smi, nccl)
 }
 
@@ -477,56 +447,15 @@ func adapterFailure(root string, files *sweep.CellFiles, m *sweep.Manifest, cell
 	return fmt.Sprintf("%s failed (exit %s): %s", name, strings.TrimSpace(string(b)), tail), true
 }
 
-// collectClient reads a cell's result from a standard benchmark client's
-// output file (package clients); the file stays as it is.
-func collectClient(files *sweep.CellFiles, cl *sweep.ClientResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
-	mk, hasMarker, _ := sweep.CellExitMarker(files, c.ID)
-	b, err := files.ReadFile(cl.File, opts.MaxResultSize)
-	if errors.Is(err, os.ErrNotExist) {
-		cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
-		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", cl.File, cr.State)
-		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
-			cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, cl.File)
-		}
-		return cr
+// withoutFile completes a cell that wrote neither result.json nor the
+// file the spec names (harness.result or harness.native_result): the
+// harness failed when it exited non-zero on its own, else the cell is
+// MISSING, with its state.
+func withoutFile(cr CellResult, file string, mk sweep.ExitMarker, hasMarker bool) CellResult {
+	cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
+	cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", file, cr.State)
+	if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
+		cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, file)
 	}
-	if err != nil {
-		cr.Outcome, cr.Detail = Invalid, cl.Format+" result "+err.Error()
-		return cr
-	}
-	runs, err := clients.Read(cl.Format, cl.File, b)
-	if err == nil {
-		var r *result.Result
-		if r, err = clients.Cases(runs, c.Cases, clients.Mapping{By: cl.CaseBy, Values: cl.Values}, cl.File); err == nil {
-			r.CellID = c.ID
-			return withResult(cr, r, c, mk, hasMarker)
-		}
-	}
-	cr.Outcome, cr.Detail = Invalid, cl.Format+" result: "+err.Error()
 	return cr
-}
-
-// collectNative reads a cell's result from the harness's own JSON by the
-// spec's mapping; the native file stays as it is.
-func collectNative(files *sweep.CellFiles, nr *sweep.NativeResult, c sweep.Cell, cr CellResult, opts CollectOptions) CellResult {
-	mk, hasMarker, _ := sweep.CellExitMarker(files, c.ID)
-	b, err := files.ReadFile(nr.File, opts.MaxResultSize)
-	if errors.Is(err, os.ErrNotExist) {
-		cr.Outcome, cr.State = Missing, cmp.Or(cr.State, "UNKNOWN")
-		cr.Detail = fmt.Sprintf("no result.json and no %s (%s)", nr.File, cr.State)
-		if hasMarker && mk.ExitCode != 0 && mk.Signal == "" {
-			cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, nr.File)
-		}
-		return cr
-	}
-	if err != nil {
-		cr.Outcome, cr.Detail = Invalid, "native result "+err.Error()
-		return cr
-	}
-	r, err := result.FromNative(nr, b, c)
-	if err != nil {
-		cr.Outcome, cr.Detail = Invalid, "native result "+nr.File+": "+err.Error()
-		return cr
-	}
-	return withResult(cr, r, c, mk, hasMarker)
 }

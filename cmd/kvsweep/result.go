@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/clients"
+	"github.com/kvsweep/kvsweep/harness"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"
@@ -98,7 +98,7 @@ names the cell's cases).`,
 		format := fs.String("format", "", "the client's format")
 		specPath := fs.String("spec", "", "read FILE by this spec's harness.result or native_result")
 		cases := fs.StringSlice("cases", nil, "the cell's case ids, matched to the runs by --case-by")
-		by := fs.String("case-by", clients.ByLine, "line, tag, request_rate or max_concurrency")
+		by := fs.String("case-by", harness.ByLine, "line, tag, request_rate or max_concurrency")
 		values := fs.StringToString("value", nil, "ID=VALUE: the request rate or concurrency of a case's run (repeatable)")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest file accepted, in bytes")
 		return func(e *env, args []string) error {
@@ -107,7 +107,7 @@ names the cell's cases).`,
 				return err
 			}
 			if (*format == "") == (*specPath == "") {
-				return usagef("give --format (one of %s) or --spec SPEC", strings.Join(clients.Formats, ", "))
+				return usagef("give --format (one of %s) or --spec SPEC", strings.Join(harness.Formats, ", "))
 			}
 			b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), *maxSize)
 			if err != nil {
@@ -117,7 +117,7 @@ names the cell's cases).`,
 			if *specPath != "" {
 				res, err = readBySpec(*specPath, path, b, *cases)
 			} else {
-				res, err = clients.ReadCases(*format, path, b, *cases, clients.Mapping{By: *by, Values: *values})
+				res, err = harness.ReadCases(*format, path, b, *cases, harness.Mapping{By: *by, Values: *values})
 			}
 			if err != nil {
 				return err
@@ -138,14 +138,22 @@ func readBySpec(specPath, path string, b []byte, ids []string) (*result.Result, 
 	if err != nil {
 		return nil, err
 	}
-	switch h := s.Harness; {
-	case h.Client != nil:
-		return clients.ReadCases(h.Client.Format, path, b, ids, clients.Mapping{By: h.Client.CaseBy, Values: h.Client.Values})
-	case h.Native != nil:
-		if len(ids) == 0 {
-			return nil, usagef("--cases: name the cell's cases (the native mapping reads each case's verdict and metrics)")
-		}
-		return result.FromNative(render.NativeResult(h.Native), b, sweep.Cell{Cases: ids})
+	h := s.Harness
+	spec := harness.Spec{}
+	if h.Native != nil {
+		spec.Native = render.NativeResult(h.Native)
 	}
-	return nil, usagef("%s has neither harness.result nor harness.native_result", specPath)
+	if h.Client != nil {
+		spec.Client = &sweep.ClientResult{Format: h.Client.Format, File: h.Client.File, CaseBy: h.Client.CaseBy, Values: h.Client.Values}
+	}
+	switch {
+	case spec.Client != nil && len(ids) == 0:
+		// Each run a case named line-N, as --format reads it.
+		return harness.ReadCases(spec.Client.Format, path, b, nil, harness.Mapping{})
+	case spec.Native != nil && len(ids) == 0:
+		return nil, usagef("--cases: name the cell's cases (the native mapping reads each case's verdict and metrics)")
+	case spec.File() == "":
+		return nil, usagef("%s has neither harness.result nor harness.native_result", specPath)
+	}
+	return spec.ReadFile(path, b, sweep.Cell{Cases: ids})
 }

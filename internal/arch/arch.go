@@ -20,15 +20,16 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "bisect", "clients", "coord", "examples", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":        {"analysis", "bisect", "coord", "examples", "harness", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
 	"scheduler":          {"internal/fail", "internal/shq", "internal/table", "sweep"},
 	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
 	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
-	"result":             {"internal/jsonscan", "provenance", "sweep"},
-	"testrun":            {"clients", "hardware", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
+	"result":             {"internal/jsonscan", "provenance"},
+	"harness":            {"internal/jsonscan", "result", "sweep"},
+	"testrun":            {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
 	"analysis":           {"internal/fail", "result", "testrun"},
 	"reports":            {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
@@ -36,7 +37,6 @@ var Allowed = map[string][]string{
 	"pgstore":            {"testrun"},
 	"bisect":             {"internal/yamlpos", "sweep"},
 	"staging":            {},
-	"clients":            {"internal/jsonscan", "result"},
 	"hardware":           {},
 	"telemetry":          {"internal/jsonscan"},
 	"provenance":         {},

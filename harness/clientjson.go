@@ -1,14 +1,14 @@
-package clients
+package harness
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // doc is one JSON document of a file, decoded, with the place of every
@@ -140,17 +140,17 @@ func isJSONL(src []byte) bool {
 // holds the offsets of the bare tokens tolerant rewrote.
 func decodeDoc(name string, orig, src []byte, bareAt map[int]bool, from, line int) (doc, error) {
 	d := doc{name: name, src: orig, line: line, at: map[string]int{}}
-	dec := json.NewDecoder(bytes.NewReader(src[from:]))
-	dec.UseNumber()
-	w := walker{dec: dec, base: from, at: d.at, bare: bareAt}
-	v, err := w.walk("", false)
-	if err == nil {
-		if _, err2 := dec.Token(); err2 != io.EOF {
-			err = fmt.Errorf("more than one JSON value")
-		}
+	w := jsonscan.Walker{Places: d.at, MaxPointer: maxPointer, Base: from, String: bareValue(bareAt)}
+	w.Start(src[from:])
+	v, err := w.Value()
+	if se, ok := err.(*jsonscan.SyntaxError); ok {
+		err = se.Err
+	}
+	if err == nil && !w.End() {
+		err = fmt.Errorf("more than one JSON value")
 	}
 	if err != nil {
-		off := from + int(dec.InputOffset())
+		off := from + int(w.Offset())
 		// The decoder's token errors place the offset before or after
 		// the bad byte, depending on the token; encoding/json's scanner
 		// over the whole document says exactly where (errors only).
@@ -174,90 +174,26 @@ func decodeDoc(name string, orig, src []byte, bareAt map[int]bool, from, line in
 	return d, nil
 }
 
-// maxPointer is the longest JSON pointer whose place walk notes: the
+// maxPointer is the longest JSON pointer whose place the walk notes: the
 // readers look up short pointers only, and noting every place of a
 // value under a long key would cost the key's length each time.
 const maxPointer = 256
 
-// walker decodes a document from dec, which starts at offset base of
-// the file, noting places in at; bare holds the offsets of the bare
-// tokens tolerant rewrote.
-type walker struct {
-	dec  *json.Decoder
-	base int
-	at   map[string]int
-	bare map[int]bool
-}
-
-// walk decodes the next value, noting the offset of every value by its
-// JSON pointer (ptr "" and long false at the top; long: the pointer is
-// past maxPointer, and nothing under it is noted). Duplicate keys: the
-// last one's value and place are kept, as encoding/json and Python's json
-// keep it.
-func (w walker) walk(ptr string, long bool) (any, error) {
-	dec := w.dec
-	if !long {
-		w.at[ptr] = w.base + int(dec.InputOffset())
-	}
-	child := func(tok string) (string, bool) {
-		if long || len(ptr)+1+len(tok) > maxPointer {
-			return "", true
-		}
-		return ptr + "/" + tok, false
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := map[string]any{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k := kt.(string)
-				p, l := child(escape(k))
-				v, err := w.walk(p, l)
-				if err != nil {
-					return nil, err
-				}
-				m[k] = v
-			}
-			_, err := dec.Token()
-			return m, err
-		case '[':
-			var a []any
-			for i := 0; dec.More(); i++ {
-				p, l := child(strconv.Itoa(i))
-				v, err := w.walk(p, l)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token()
-			return a, err
-		}
-	case string:
-		// One of tolerant's sentinels where it rewrote a bare token.
+// bareValue turns one of tolerant's sentinels back into the bare value it
+// stands for, where tolerant rewrote one (bareAt holds the offsets); the
+// file's own string of the same letters stays a string.
+func bareValue(bareAt map[int]bool) func(s string, end int) (any, bool) {
+	return func(s string, end int) (any, bool) {
 		for _, r := range [...]struct {
 			sentinel string
 			v        float64
 		}{{posInf, math.Inf(1)}, {negInf, math.Inf(-1)}, {nan, math.NaN()}} {
-			if t == strings.Trim(r.sentinel, `"`) && w.bare[w.base+int(dec.InputOffset())-len(r.sentinel)] {
-				return bare(r.v), nil
+			if s == strings.Trim(r.sentinel, `"`) && bareAt[end-len(r.sentinel)] {
+				return bare(r.v), true
 			}
 		}
+		return nil, false
 	}
-	return tok, nil
-}
-
-func escape(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // pos is name:line:col of an offset.

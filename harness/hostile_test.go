@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func TestDeepFileRefused(t *testing.T) {
 	b := deepFile()
 	for _, format := range Formats {
 		var err error
-		n := allocated(func() { _, err = Read(format, "deep.json", b) })
+		n := allocated(func() { _, err = ReadRuns(format, "deep.json", b) })
 		if want := "deep.json:1:65: nesting deeper than 64 levels"; err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %q", format, err, want)
 		}
@@ -40,16 +40,16 @@ func TestDeepFileRefused(t *testing.T) {
 	}
 	// Within a real shape, on line 3 of a JSONL file, and under a key.
 	jsonl := "{\"completed\": 1}\n{\"completed\": 2}\n{\"completed\": 3, \"x\": " + strings.Repeat("[", 70) + strings.Repeat("]", 70) + "}\n"
-	if _, err := Read(SGLangBench, "s.jsonl", []byte(jsonl)); err == nil || !strings.HasPrefix(err.Error(), "s.jsonl:3:86: nesting deeper than 64 levels") {
+	if _, err := ReadRuns(SGLangBench, "s.jsonl", []byte(jsonl)); err == nil || !strings.HasPrefix(err.Error(), "s.jsonl:3:86: nesting deeper than 64 levels") {
 		t.Errorf("JSONL line 3: %v", err)
 	}
 	// 64 levels are read.
 	ok := `{"completed": 1, "x": ` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + "}"
-	if _, err := Read(VLLMBench, "ok.json", []byte(ok)); err != nil {
+	if _, err := ReadRuns(VLLMBench, "ok.json", []byte(ok)); err != nil {
 		t.Errorf("64 levels: %v", err)
 	}
 	// Past MaxSize.
-	if _, err := Read(VLLMBench, "big.json", make([]byte, MaxSize+1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("big.json:%d bytes, larger than the limit of %d", MaxSize+1, MaxSize)) {
+	if _, err := ReadRuns(VLLMBench, "big.json", make([]byte, MaxSize+1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("big.json:%d bytes, larger than the limit of %d", MaxSize+1, MaxSize)) {
 		t.Errorf("past MaxSize: %v", err)
 	}
 }
@@ -60,7 +60,7 @@ func TestLongKeyLinear(t *testing.T) {
 	key := strings.Repeat("k", 1<<20)
 	b := []byte(`{"completed": 1, "` + key + `": [` + strings.Repeat("0,", 20000) + `0]}`)
 	n := allocated(func() {
-		if _, err := Read(VLLMBench, "long.json", b); err != nil {
+		if _, err := ReadRuns(VLLMBench, "long.json", b); err != nil {
 			t.Error(err)
 		}
 	})
@@ -76,7 +76,7 @@ func TestManyLines(t *testing.T) {
 		t.Skip("-short")
 	}
 	b := []byte(strings.Repeat("{\"completed\": 1}\n", 500000))
-	runs, err := Read(SGLangBench, "many.jsonl", b)
+	runs, err := ReadRuns(SGLangBench, "many.jsonl", b)
 	if err != nil || len(runs) != 500000 || runs[499999].Line != 500000 {
 		t.Fatalf("%v, %d runs", err, len(runs))
 	}
@@ -90,7 +90,7 @@ func BenchmarkDeepFile(b *testing.B) {
 	b.SetBytes(int64(len(f)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Read(VLLMBench, "deep.json", f); err == nil {
+		if _, err := ReadRuns(VLLMBench, "deep.json", f); err == nil {
 			b.Fatal("read")
 		}
 	}
@@ -109,7 +109,7 @@ func FuzzDeepRead(f *testing.F) {
 			open, close = `{"k":`, "}"
 		}
 		b := []byte(`{"completed": 1, "x": ` + strings.Repeat(open, int(n)) + string(inner) + strings.Repeat(close, int(n)) + "}")
-		_, err := Read(Formats[int(kind)%len(Formats)], "f.json", b)
+		_, err := ReadRuns(Formats[int(kind)%len(Formats)], "f.json", b)
 		if int(n) >= MaxDepth && (err == nil || !strings.Contains(err.Error(), "nesting deeper than 64 levels")) {
 			t.Fatalf("%d levels: %v", n+1, err)
 		}

@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"encoding/json"
@@ -48,7 +48,7 @@ func readReal(t *testing.T, file string) []Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Read(realFiles[file], file, b)
+	runs, err := ReadRuns(realFiles[file], file, b)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
@@ -108,7 +108,7 @@ func TestQuirks(t *testing.T) {
 		}
 	}
 	// Where the misspelled key holds a value, it is the goodput.
-	if runs, err := Read(VLLMBench, "g.json", []byte(`{"completed": 4, "request_goodput:": 2.5}`)); err != nil {
+	if runs, err := ReadRuns(VLLMBench, "g.json", []byte(`{"completed": 4, "request_goodput:": 2.5}`)); err != nil {
 		t.Error(err)
 	} else if m, ok := runs[0].Metric("goodput_requests_per_s"); !ok || m.Value != 2.5 || !strings.Contains(strings.Join(runs[0].Notes, ";"), `"request_goodput:"`) {
 		t.Errorf("the misspelled goodput: %v %v", m, runs[0].Notes)
@@ -194,7 +194,7 @@ func TestRefusals(t *testing.T) {
 		{InferencePerf, `{"successes": {"latency": {"time_to_first_token": 3}, "count": 1}}`, "/successes/latency/time_to_first_token: expected an object of statistics, got a number"},
 		{"genai", `{}`, `unknown format "genai"`},
 	} {
-		if _, err := Read(c.format, "f.json", []byte(c.src)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadRuns(c.format, "f.json", []byte(c.src)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %q: %v, want %q", c.format, c.src, err, c.want)
 		}
 	}
@@ -212,7 +212,7 @@ func TestAIPerf(t *testing.T) {
   "request_count": {"unit": "requests", "avg": 200},
   "error_request_count": {"unit": "requests", "avg": 2}
 }}`
-	runs, err := Read(AIPerf, "profile_export_aiperf.json", []byte(src))
+	runs, err := ReadRuns(AIPerf, "profile_export_aiperf.json", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(VLLMBench, []byte(`{"completed": 1, "request_rate": Infinity, "p99_ttft_ms": -Infinity}`))
 	f.Fuzz(func(t *testing.T, format string, b []byte) {
-		runs, err := Read(format, "fuzz.json", b)
+		runs, err := ReadRuns(format, "fuzz.json", b)
 		if err != nil {
 			return
 		}
@@ -267,6 +267,6 @@ func FuzzRead(f *testing.F) {
 // The spec accepts what this package reads.
 func TestSpecLists(t *testing.T) {
 	if !slices.Equal(matrix.ClientFormats, Formats) || !slices.Equal(matrix.ClientCaseBys, CaseBys) {
-		t.Errorf("matrix lists %v %v, clients reads %v %v", matrix.ClientFormats, matrix.ClientCaseBys, Formats, CaseBys)
+		t.Errorf("matrix lists %v %v, harness reads %v %v", matrix.ClientFormats, matrix.ClientCaseBys, Formats, CaseBys)
 	}
 }

@@ -1,4 +1,4 @@
-package result
+package harness
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
+	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -26,15 +27,15 @@ const MaxNativeSize = 64 << 20
 // The file is pre-scanned first (jsonscan.Bound): past MaxNativeSize
 // bytes or nested past 64 levels it is refused with its line and column
 // before anything decodes it.
-func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error) {
-	if err := jsonscan.Bound(b, maxJSONDepth, MaxNativeSize); err != nil {
+func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*result.Result, error) {
+	if err := jsonscan.Bound(b, jsonscan.MaxDepth, MaxNativeSize); err != nil {
 		return nil, fmt.Errorf("%s:%v", nr.File, err)
 	}
-	doc, err := decodeJSON(b)
+	doc, err := jsonscan.DecodeTree(b)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{SchemaVersion: SchemaVersion, CellID: c.ID}
+	r := &result.Result{SchemaVersion: result.SchemaVersion, CellID: c.ID}
 	for _, id := range c.Cases {
 		m, ok := nr.Cases[id]
 		if !ok {
@@ -42,7 +43,7 @@ func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 				continue // the mapping says nothing of this case: not reported
 			}
 		}
-		at := func(p string) string { return strings.ReplaceAll(p, "{case}", escapePointer(id)) }
+		at := func(p string) string { return strings.ReplaceAll(p, "{case}", jsonscan.EscapePointer(id)) }
 		v, err := lookup(doc, at(m.Verdict))
 		if err != nil {
 			return nil, fmt.Errorf("%s: verdict at %s: %v", id, at(m.Verdict), err)
@@ -51,7 +52,7 @@ func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s: verdict at %s: %v", id, at(m.Verdict), err)
 		}
-		cs := Case{ID: id, Verdict: verdict}
+		cs := result.Case{ID: id, Verdict: verdict}
 		if m.Message != "" {
 			if v, err := lookup(doc, at(m.Message)); err == nil {
 				cs.Message, _ = v.(string)
@@ -70,7 +71,7 @@ func FromNative(nr *sweep.NativeResult, b []byte, c sweep.Cell) (*Result, error)
 			if mm.Scale != 0 {
 				f *= mm.Scale
 			}
-			cs.Metrics = append(cs.Metrics, Metric{Name: name, Value: f, Unit: mm.Unit, Direction: mm.Direction})
+			cs.Metrics = append(cs.Metrics, result.Metric{Name: name, Value: f, Unit: mm.Unit, Direction: mm.Direction})
 		}
 		r.Cases = append(r.Cases, cs)
 	}
@@ -99,7 +100,7 @@ func lookup(doc any, ptr string) (any, error) {
 			}
 			cur = t[i]
 		default:
-			return nil, fmt.Errorf("%s is not an object or a list, so it has no %q", kindOf(cur), tok)
+			return nil, fmt.Errorf("%s is not an object or a list, so it has no %q", nativeKind(cur), tok)
 		}
 	}
 	return cur, nil
@@ -112,23 +113,23 @@ func nativeVerdict(v any) (string, error) {
 	switch t := v.(type) {
 	case bool:
 		if t {
-			return Pass, nil
+			return result.Pass, nil
 		}
-		return Fail, nil
+		return result.Fail, nil
 	case string:
 		switch strings.ToLower(strings.TrimSpace(t)) {
 		case "pass", "passed", "ok", "success", "succeeded":
-			return Pass, nil
+			return result.Pass, nil
 		case "fail", "failed", "failure":
-			return Fail, nil
+			return result.Fail, nil
 		case "skip", "skipped":
-			return Skip, nil
+			return result.Skip, nil
 		case "error", "errored":
-			return Error, nil
+			return result.Error, nil
 		}
 		return "", fmt.Errorf("%q is not a verdict (expected true/false, or PASS, FAIL, SKIP, ERROR or their past tense)", t)
 	}
-	return "", fmt.Errorf("%s is not a verdict (expected a boolean or a string)", kindOf(v))
+	return "", fmt.Errorf("%s is not a verdict (expected a boolean or a string)", nativeKind(v))
 }
 
 // nativeNumber reads a metric: a JSON number, or a string holding one.
@@ -140,7 +141,7 @@ func nativeNumber(v any) (float64, error) {
 	case string:
 		s = strings.TrimSpace(t)
 	default:
-		return 0, fmt.Errorf("%s is not a number", kindOf(v))
+		return 0, fmt.Errorf("%s is not a number", nativeKind(v))
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -149,7 +150,7 @@ func nativeNumber(v any) (float64, error) {
 	return f, nil
 }
 
-func kindOf(v any) string {
+func nativeKind(v any) string {
 	switch t := v.(type) {
 	case nil:
 		return "null"

@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestOtherFormatsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Read(c.format, c.file, b); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadRuns(c.format, c.file, b); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s as %s: %v, want %q", c.file, c.format, err, c.want)
 		}
 	}
@@ -51,10 +51,10 @@ func TestAIPerfVersions(t *testing.T) {
 		t.Errorf("the note in the case: %v %+v", err, res)
 	}
 	// errors listed but no count: failed unknown, not 0.
-	if runs, err := Read(AIPerf, "e.json", []byte(`{"time_to_first_token": {"unit": "ms", "avg": 1}, "request_count": {"avg": 5}, "error_summary": [{"count": 2}]}`)); err != nil || runs[0].HasFailed {
+	if runs, err := ReadRuns(AIPerf, "e.json", []byte(`{"time_to_first_token": {"unit": "ms", "avg": 1}, "request_count": {"avg": 5}, "error_summary": [{"count": 2}]}`)); err != nil || runs[0].HasFailed {
 		t.Errorf("an error summary without a count: %v %+v", err, runs)
 	}
-	if _, err := Read(AIPerf, "n.json", []byte(`{"aiperf_version": "0.10.0", "request_count": {"avg": 5}, "request_latency": {"unit": "ms", "avg": 3}}`)); err == nil || !strings.Contains(err.Error(), "n.json:1:1: /time_to_first_token: missing, and no /ttft (AIPerf 0.1.x)") {
+	if _, err := ReadRuns(AIPerf, "n.json", []byte(`{"aiperf_version": "0.10.0", "request_count": {"avg": 5}, "request_latency": {"unit": "ms", "avg": 3}}`)); err == nil || !strings.Contains(err.Error(), "n.json:1:1: /time_to_first_token: missing, and no /ttft (AIPerf 0.1.x)") {
 		t.Errorf("no TTFT: %v", err)
 	}
 }

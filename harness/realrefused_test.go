@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"encoding/csv"
@@ -33,7 +33,7 @@ func TestRealFilesRefused(t *testing.T) {
 			}
 			var out strings.Builder
 			for _, format := range Formats {
-				_, err := Read(format, file, b)
+				_, err := ReadRuns(format, file, b)
 				if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), file+":1:1: ") {
 					t.Errorf("%s as %s: %v, want %q at 1:1", file, format, err, want)
 				}

@@ -1,11 +1,14 @@
-// Package clients reads the files standard LLM-serving benchmark clients
-// write -- vLLM's "bench serve --save-result" (benchmark_serving.py),
-// SGLang's "bench_serving --output-file", AIPerf's (and genai-perf's)
-// profile export, inference-perf's client and Prometheus reports -- into
+package harness
+
+// The files standard LLM-serving benchmark clients write -- vLLM's "bench
+// serve --save-result" (benchmark_serving.py), SGLang's "bench_serving
+// --output-file", AIPerf's (and genai-perf's) profile export,
+// inference-perf's client and Prometheus reports -- are read into
 // benchmark runs with one naming and unit convention: latencies in ms
 // (ttft_p99_ms), throughputs per second (output_tokens_per_s,
-// requests_per_s), counts (completed, failed). docs/results.md has the
-// table of each format's source keys.
+// requests_per_s), counts (completed, failed). Each format's reader is
+// in a file of its own; docs/results.md has the table of each format's
+// source keys.
 //
 // The files are read as the tools wrote them, quirks included: a bare
 // Infinity token and the string "inf" are +Inf where a field allows it
@@ -13,7 +16,6 @@
 // a version lacks is left out, never zero, and a value of the wrong type
 // is refused with its line, column and key. They carry no verdict: see
 // Cases.
-package clients
 
 import (
 	"bytes"
@@ -26,7 +28,7 @@ import (
 	"github.com/kvsweep/kvsweep/result"
 )
 
-// The formats Read knows.
+// The formats ReadRuns knows.
 const (
 	VLLMBench               = "vllm-bench"
 	SGLangBench             = "sglang-bench"
@@ -77,7 +79,7 @@ func (r *Run) sort() {
 	r.Metrics = slices.CompactFunc(r.Metrics, func(a, b result.Metric) bool { return a.Name == b.Name })
 }
 
-// The bounds of a file Read takes: the files are written by tools a
+// The bounds of a file ReadRuns takes: the files are written by tools a
 // pull request can change, and they are read on the machine that
 // collects. The tools nest five levels at most (SGLang's server_info).
 const (
@@ -85,10 +87,10 @@ const (
 	MaxSize  = 64 << 20          // bytes
 )
 
-// Read reads a file of the given format; name says where in errors. A
+// ReadRuns reads a file of the given format; name says where in errors. A
 // file past MaxSize or nested past MaxDepth is refused before it is
 // decoded, so what reading costs stays linear in the file.
-func Read(format, name string, b []byte) ([]Run, error) {
+func ReadRuns(format, name string, b []byte) ([]Run, error) {
 	read, ok := readers[format]
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (expected one of %s)", format, strings.Join(Formats, ", "))
@@ -123,7 +125,7 @@ func Read(format, name string, b []byte) ([]Run, error) {
 
 var readers = map[string]func(doc, *Run) error{
 	VLLMBench:               readBenchServe,
-	SGLangBench:             readBenchServe,
+	SGLangBench:             readSGLangBench,
 	AIPerf:                  readAIPerf,
 	InferencePerf:           readInferencePerf,
 	InferencePerfPrometheus: readInferencePerfPrometheus,

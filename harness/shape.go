@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"bytes"

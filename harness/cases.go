@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"fmt"
@@ -138,7 +138,7 @@ func runCase(id string, r Run) result.Case {
 // ReadCases reads a file and matches its runs to ids (each run a case
 // named line-N when ids is empty): what collect records of one cell.
 func ReadCases(format, name string, b []byte, ids []string, m Mapping) (*result.Result, error) {
-	runs, err := Read(format, name, b)
+	runs, err := ReadRuns(format, name, b)
 	if err != nil {
 		return nil, err
 	}

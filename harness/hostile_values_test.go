@@ -1,4 +1,4 @@
-package clients
+package harness
 
 import (
 	"math"
@@ -17,7 +17,7 @@ type hostile struct {
 
 func (c hostile) check(t *testing.T) {
 	t.Helper()
-	runs, err := Read(c.format, "h.json", []byte(c.src))
+	runs, err := ReadRuns(c.format, "h.json", []byte(c.src))
 	switch {
 	case c.err != "":
 		if err == nil || err.Error() != c.err {
@@ -186,7 +186,7 @@ func TestGarbage(t *testing.T) {
 		c.check(t)
 	}
 	// A NUL inside a string is refused too (a control character).
-	if _, err := Read(VLLMBench, "h.json", []byte("{\"completed\": 8, \"label\": \"a\x00\"}")); err == nil || !strings.HasPrefix(err.Error(), "h.json:1:29: invalid character '\\x00' in string literal") {
+	if _, err := ReadRuns(VLLMBench, "h.json", []byte("{\"completed\": 8, \"label\": \"a\x00\"}")); err == nil || !strings.HasPrefix(err.Error(), "h.json:1:29: invalid character '\\x00' in string literal") {
 		t.Errorf("a NUL in a string: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-package clients
+package harness
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // The latency statistics of vLLM's and SGLang's serving benchmarks:
@@ -113,7 +115,7 @@ func benchCounts(d doc, r *Run) error {
 	}
 	// vLLM of spring 2025 wrote the key with a trailing colon.
 	for _, k := range []string{"request_goodput", "request_goodput:"} {
-		v, ok, err := d.number("/" + escape(k))
+		v, ok, err := d.number("/" + jsonscan.EscapePointer(k))
 		if err != nil {
 			return err
 		}

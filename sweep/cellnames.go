@@ -1,0 +1,22 @@
+package sweep
+
+// The files a cell's job writes beside the harness's result, in the cell
+// directory, that collect reads. Their readers live elsewhere (the
+// fingerprint in package hardware, the series in package telemetry);
+// their names are here with every other name of the directory, so a
+// reader, the job script's templates and docs/sweep-dir.md agree on
+// them.
+const (
+	// TelemetryFile holds the engines' Prometheus series the job scraped
+	// while the cell ran (kvsweep job scrape), one JSON line a scrape.
+	TelemetryFile = "telemetry.jsonl"
+	// HardwareEnvFile holds KEY=VALUE lines of what the node is (node,
+	// kernel, CPU, the GPUs the job sees).
+	HardwareEnvFile = "hardware.env"
+	// SMIFile is nvidia-smi -q -x as the job ran it, where the node has
+	// nvidia-smi.
+	SMIFile = "nvidia-smi.xml"
+	// NCCLVersionFile holds the NCCL version of the image's Python
+	// package, where it has one.
+	NCCLVersionFile = "nccl-version"
+)
