@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -82,7 +83,7 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], w
 	if left := names(); left != "" {
 		t.Errorf("containers of the sweep outlived their tasks:\n%s", left)
 	}
-	cells, _, err := scheduler.Status(t.Context(), dir, &scheduler.Local{Dir: dir})
+	cells, _, err := scheduler.Status(t.Context(), dir, local.New(local.Config{Dir: dir}))
 	if err != nil {
 		t.Fatal(err)
 	}

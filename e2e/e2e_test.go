@@ -16,6 +16,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/internal/pgtest"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/slurm"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -76,8 +77,9 @@ func clusters(t testing.TB) []cluster {
 	return out
 }
 
-func (c cluster) slurm() *scheduler.Slurm {
-	return &scheduler.Slurm{Env: c.env(), Deadline: 2 * time.Minute}
+func (c cluster) slurm() *slurm.Slurm {
+	return slurm.New(slurm.Config{Env: c.env(), Deadline: 2 * time.Minute,
+		Conf: os.Getenv("SLURM_CONF"), PollCache: os.Getenv("KVSWEEP_POLL_CACHE"), User: os.Getenv("USER")})
 }
 
 // kvsweep runs the binary against cluster c.

@@ -8,17 +8,19 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// Config picks and configures a scheduler.
+// Config picks a scheduler and holds what the command line says of it;
+// each scheduler's opener (Register) makes its own configuration of it.
 type Config struct {
-	// Name is "slurm", "local" or a registered scheduler ("k8s"); empty
-	// means the scheduler of the sweep's last submission, else the one its
-	// spec names.
+	// Name is "slurm", "local" or another registered scheduler ("k8s");
+	// empty means the scheduler of the sweep's last submission, else the
+	// one its spec names.
 	Name string
-	// RetryDeadline bounds Slurm's retries of transient errors.
+	// RetryDeadline bounds the retries of transient errors (Slurm's
+	// controller, the Kubernetes API server).
 	RetryDeadline time.Duration
 	// Parallel bounds the local executor's tasks at once (default: CPUs).
 	Parallel int
-	// GPUs is the local executor's GPU pool (ParseGPUs's syntax).
+	// GPUs is the local executor's GPU pool (local.ParseGPUs's syntax).
 	GPUs string
 	// Log receives retry notices and the local executor's messages.
 	Log io.Writer
@@ -50,19 +52,12 @@ func Open(dir string, cfg Config) (*sweep.Manifest, Scheduler, error) {
 	if cfg.GPUs != "" && name != "local" {
 		return nil, nil, fail.Usagef("--gpus is the local executor's GPU pool; under Slurm the job's GPUs are what Slurm allocates (gpus_per_node)")
 	}
+	if name == "" {
+		name = "slurm"
+	}
 	if open := opened[name]; open != nil {
 		s, err := open(dir, m, cfg)
 		return m, s, err
-	}
-	switch name {
-	case "slurm", "":
-		return m, &Slurm{Deadline: cfg.RetryDeadline, Log: cfg.Log}, nil
-	case "local":
-		gpus, err := ParseGPUs(cfg.GPUs)
-		if err != nil {
-			return nil, nil, fail.Usagef("%v", err)
-		}
-		return m, &Local{Dir: dir, Parallel: cfg.Parallel, Log: cfg.Log, GPUs: gpus}, nil
 	}
 	if name == "k8s" {
 		return nil, nil, fail.Usagef("scheduler k8s: this kvsweep was built without the Kubernetes client (-tags lite); build it without the tag")
@@ -75,7 +70,8 @@ type Opener func(dir string, m *sweep.Manifest, cfg Config) (Scheduler, error)
 
 var opened = map[string]Opener{}
 
-// Register adds a scheduler Open can return, for schedulers whose clients
-// are too heavy for every build (Kubernetes): the full build registers
-// them.
+// Register adds a scheduler Open can return. Every scheduler lives in a
+// package of its own beneath this one and the command registers it
+// (cmd/kvsweep: slurm and local in every build, k8s, whose client is too
+// heavy for every build, in the full one).
 func Register(name string, open Opener) { opened[name] = open }

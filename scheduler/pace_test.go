@@ -27,7 +27,7 @@ func (r *roomSched) Room(_ context.Context, q scheduler.RoomQuery) (*scheduler.R
 func (r *roomSched) Submit(ctx context.Context, req scheduler.SubmitRequest) (string, error) {
 	if r.limitAfter > 0 && r.calls >= r.limitAfter {
 		r.calls++
-		return "", &scheduler.SlurmError{Cmd: "sbatch", Msg: "QOSMaxSubmitJobPerUserLimit\nBatch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"}
+		return "", &scheduler.RefusedError{Msg: "QOSMaxSubmitJobPerUserLimit\nBatch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)", NoRoom: true}
 	}
 	return r.parallelSched.Submit(ctx, req)
 }

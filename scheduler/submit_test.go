@@ -48,14 +48,14 @@ func (p *parallelSched) Submit(ctx context.Context, r scheduler.SubmitRequest) (
 	}
 	defer func() { p.mu.Lock(); p.inFlight--; p.mu.Unlock() }()
 	if p.refuse != "" && strings.Contains(r.JobName, p.refuse) {
-		return "", &scheduler.SlurmError{Cmd: "sbatch", Msg: "Invalid partition name specified"}
+		return "", &scheduler.RefusedError{Msg: "Invalid partition name specified"}
 	}
 	if p.want > 0 {
 		select {
 		case <-p.allIn:
 		case <-ctx.Done():
 			// What an sbatch killed by the context says.
-			return "", &scheduler.SlurmError{Cmd: "sbatch", Msg: "signal: killed"}
+			return "", &scheduler.RefusedError{Msg: "signal: killed"}
 		}
 	}
 	return fmt.Sprint(100 + r.Seq), nil

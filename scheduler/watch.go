@@ -40,7 +40,7 @@ func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions)
 	if err != nil {
 		return nil, err
 	}
-	if sh, ok := sched.(pollSharer); ok {
+	if sh, ok := sched.(PollSharer); ok {
 		sh.SharePolls(opts.Interval)
 	}
 	for {
@@ -72,10 +72,6 @@ func Watch(ctx context.Context, dir string, sched Scheduler, opts FollowOptions)
 		}
 	}
 }
-
-// pollSharer is a scheduler whose followers of many sweeps can share
-// their polls (Slurm: one sacct and one squeue per interval for all).
-type pollSharer interface{ SharePolls(every time.Duration) }
 
 // submitWaiting submits, in a paced sweep, the cells that wait for room
 // in the queue, as many as it has room for now; it returns how many still

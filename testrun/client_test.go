@@ -13,6 +13,7 @@ import (
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 )
 
 // A harness that runs a standard benchmark client: the stand-in copies a
@@ -58,7 +59,7 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], m
 	if _, err := render.Render(s, []byte(src), cells, dir, render.Options{SweepID: "client-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scheduler.Submit(context.Background(), dir, &scheduler.Local{Dir: dir, Parallel: 2}, scheduler.SubmitOptions{}); err != nil {
+	if _, err := scheduler.Submit(context.Background(), dir, local.New(local.Config{Dir: dir, Parallel: 2}), scheduler.SubmitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]CellResult{}

@@ -12,6 +12,7 @@ import (
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 )
 
 // nativeHarness writes no result.json v1: its own JSON, or log lines.
@@ -54,7 +55,7 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC
 	if _, err := render.Render(s, []byte(src), cells, dir, render.Options{SweepID: "native-1"}); err != nil {
 		t.Fatal(err)
 	}
-	l := &scheduler.Local{Dir: dir, Parallel: 2}
+	l := local.New(local.Config{Dir: dir, Parallel: 2})
 	if _, err := scheduler.Submit(context.Background(), dir, l, scheduler.SubmitOptions{}); err != nil {
 		t.Fatal(err)
 	}

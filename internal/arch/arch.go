@@ -20,12 +20,14 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "bisect", "coord", "examples", "harness", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":        {"analysis", "bisect", "coord", "examples", "harness", "imagebuild", "internal/fail", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
 	"scheduler":          {"internal/fail", "internal/shq", "internal/table", "sweep"},
 	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
+	"scheduler/slurm":    {"scheduler", "sweep"},
+	"scheduler/local":    {"internal/fail", "scheduler", "sweep"},
 	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":             {"internal/jsonscan", "provenance"},
 	"harness":            {"internal/jsonscan", "result", "sweep"},
@@ -59,7 +61,7 @@ var Allowed = map[string][]string{
 	"internal/kubeid":    {},
 	"internal/names":     {},
 	"internal/shq":       {},
-	"internal/sweeptest": {"scheduler", "sweep"},
+	"internal/sweeptest": {"scheduler", "scheduler/local", "sweep"},
 	"internal/runtest":   {"internal/sweeptest", "testrun"},
 	"internal/table":     {},
 	"internal/yamlpos":   {},

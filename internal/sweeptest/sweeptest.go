@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -46,7 +47,7 @@ func Copy(t testing.TB, name string) string {
 // the states its journal records, as kvsweep collect asks for it.
 func States(t testing.TB, dir string) map[string]sweep.CellState {
 	t.Helper()
-	states, err := scheduler.States(context.Background(), dir, &scheduler.Local{Dir: dir}, func(err error) { t.Fatal(err) })
+	states, err := scheduler.States(context.Background(), dir, local.New(local.Config{Dir: dir}), func(err error) { t.Fatal(err) })
 	if err != nil {
 		t.Fatal(err)
 	}

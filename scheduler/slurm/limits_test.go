@@ -1,4 +1,4 @@
-package scheduler
+package slurm
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvsweep/kvsweep/scheduler"
 )
 
 func TestLimitsFill(t *testing.T) {
@@ -31,8 +33,8 @@ func TestLimitsFill(t *testing.T) {
 
 // fakeSacctmgr puts a sacctmgr on PATH that answers like the real one and
 // logs each call; a slurm.conf that enforces limits; a cache directory.
-// It returns the log.
-func fakeSacctmgr(t *testing.T) string {
+// It returns the log and the configuration that names the two.
+func fakeSacctmgr(t *testing.T) (string, Config) {
 	t.Helper()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls")
@@ -51,9 +53,7 @@ esac
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-	t.Setenv("SLURM_CONF", conf)
-	t.Setenv("KVSWEEP_POLL_CACHE", filepath.Join(dir, "cache"))
-	return log
+	return log, Config{Conf: conf, PollCache: filepath.Join(dir, "cache")}
 }
 
 func calls(t *testing.T, log string) int {
@@ -71,17 +71,17 @@ func calls(t *testing.T, log string) int {
 // The limits one process read serve the next for LimitsMaxAge: a
 // submission does not pay two slurmdbd round trips every time.
 func TestLimitsSharedBetweenProcesses(t *testing.T) {
-	log := fakeSacctmgr(t)
+	log, cfg := fakeSacctmgr(t)
 	ctx := context.Background()
 	want := slurmLimits{MaxJobCount: 4000, Enforced: true, QOS: "gpuq", QOSPerUser: 5, Account: "gpu", AssocMax: 40}
-	l, err := (&Slurm{}).limitsFor(ctx, RoomQuery{})
+	l, err := New(cfg).limitsFor(ctx, scheduler.RoomQuery{})
 	if err != nil || *l != want {
 		t.Fatalf("limits %+v, %v; want %+v", l, err, want)
 	}
 	if n := calls(t, log); n != 2 {
 		t.Fatalf("the first read made %d sacctmgr calls, want 2", n)
 	}
-	l, err = (&Slurm{}).limitsFor(ctx, RoomQuery{})
+	l, err = New(cfg).limitsFor(ctx, scheduler.RoomQuery{})
 	if err != nil || *l != want {
 		t.Fatalf("limits from the cache %+v, %v; want %+v", l, err, want)
 	}
@@ -89,11 +89,11 @@ func TestLimitsSharedBetweenProcesses(t *testing.T) {
 		t.Errorf("a second process made %d more sacctmgr calls, want none", n-2)
 	}
 	// Another QOS is another entry.
-	if l, err := (&Slurm{}).limitsFor(ctx, RoomQuery{QOS: "normal"}); err != nil || l.QOSPerUser != 0 || calls(t, log) != 4 {
+	if l, err := New(cfg).limitsFor(ctx, scheduler.RoomQuery{QOS: "normal"}); err != nil || l.QOSPerUser != 0 || calls(t, log) != 4 {
 		t.Errorf("QOS normal: %+v, %v after %d calls; want no per-user limit, read anew", l, err, calls(t, log))
 	}
 
-	path := cachePath("limits", nil)
+	path := New(cfg).cachePath("limits")
 	if got := cachedLimits(path, "|", time.Now().Add(LimitsMaxAge)); got != nil {
 		t.Errorf("an entry LimitsMaxAge old is still taken: %+v", got)
 	}
@@ -103,13 +103,13 @@ func TestLimitsSharedBetweenProcesses(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := (&Slurm{}).limitsFor(ctx, RoomQuery{}); err != nil || *l != want || calls(t, log) != 6 {
+	if l, err := New(cfg).limitsFor(ctx, scheduler.RoomQuery{}); err != nil || *l != want || calls(t, log) != 6 {
 		t.Errorf("a damaged cache: %+v, %v after %d calls; want the limits read anew", l, err, calls(t, log))
 	}
 
-	t.Setenv("KVSWEEP_POLL_CACHE", "off")
+	cfg.PollCache = "off"
 	for range 2 {
-		if _, err := (&Slurm{}).limitsFor(ctx, RoomQuery{}); err != nil {
+		if _, err := New(cfg).limitsFor(ctx, scheduler.RoomQuery{}); err != nil {
 			t.Fatal(err)
 		}
 	}

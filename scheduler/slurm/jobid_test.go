@@ -1,10 +1,11 @@
-package scheduler
+package slurm
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -37,11 +38,11 @@ func TestParseJobID(t *testing.T) {
 
 func TestNormalizeState(t *testing.T) {
 	for in, want := range map[string]string{
-		"COMPLETED": StateCompleted, "CANCELLED by 1000": StateCancelled, "CANCELLED+": StateCancelled,
-		"OUT_OF_MEMORY": StateOOM, "OOM": StateOOM, "NODE_FAIL": StateNodeFail, "TIMEOUT": StateTimeout,
-		"PREEMPTED": StatePreempted, "BOOT_FAIL": StateBootFail, "DEADLINE": StateDeadline,
-		"REQUEUED": StateRequeued, "SPECIAL_EXIT": StateSpecialExit, "PENDING": StatePending,
-		"COMPLETING": StateRunning, "CONFIGURING": StateRunning, "FAILED": StateFailed, "PD": StatePending,
+		"COMPLETED": scheduler.StateCompleted, "CANCELLED by 1000": scheduler.StateCancelled, "CANCELLED+": scheduler.StateCancelled,
+		"OUT_OF_MEMORY": scheduler.StateOOM, "OOM": scheduler.StateOOM, "NODE_FAIL": scheduler.StateNodeFail, "TIMEOUT": scheduler.StateTimeout,
+		"PREEMPTED": scheduler.StatePreempted, "BOOT_FAIL": scheduler.StateBootFail, "DEADLINE": scheduler.StateDeadline,
+		"REQUEUED": scheduler.StateRequeued, "SPECIAL_EXIT": scheduler.StateSpecialExit, "PENDING": scheduler.StatePending,
+		"COMPLETING": scheduler.StateRunning, "CONFIGURING": scheduler.StateRunning, "FAILED": scheduler.StateFailed, "PD": scheduler.StatePending,
 	} {
 		if got := NormalizeState(in); got != want {
 			t.Errorf("%q: got %s want %s", in, got, want)
@@ -69,36 +70,20 @@ func TestParseSbatchOutput(t *testing.T) {
 // Poll folds sacct and squeue lines: sacct's ranges cover each task, and
 // squeue adds pending reasons without overriding a terminal sacct state.
 func TestPollMerge(t *testing.T) {
-	p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
-	p.set("7_0", sweep.TaskState{State: StateCompleted, Source: "sacct"})
-	p.set("7_[1-3%2]", sweep.TaskState{State: StatePending, Source: "sacct"})
-	p.merge("7_0", sweep.TaskState{State: StateRunning, Source: "squeue"})
-	p.merge("7_2", sweep.TaskState{State: StatePending, Reason: "JobArrayTaskLimit", Source: "squeue"})
-	p.merge("8", sweep.TaskState{State: StateRunning, Source: "squeue"})
-	if p.Tasks["7_0"].State != StateCompleted {
+	p := &scheduler.Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
+	set(p, "7_0", sweep.TaskState{State: scheduler.StateCompleted, Source: "sacct"})
+	set(p, "7_[1-3%2]", sweep.TaskState{State: scheduler.StatePending, Source: "sacct"})
+	merge(p, "7_0", sweep.TaskState{State: scheduler.StateRunning, Source: "squeue"})
+	merge(p, "7_2", sweep.TaskState{State: scheduler.StatePending, Reason: "JobArrayTaskLimit", Source: "squeue"})
+	merge(p, "8", sweep.TaskState{State: scheduler.StateRunning, Source: "squeue"})
+	if p.Tasks["7_0"].State != scheduler.StateCompleted {
 		t.Errorf("squeue overrode a terminal state: %+v", p.Tasks["7_0"])
 	}
-	if p.Tasks["7_3"].State != StatePending || p.Tasks["7_2"].Reason != "JobArrayTaskLimit" {
+	if p.Tasks["7_3"].State != scheduler.StatePending || p.Tasks["7_2"].Reason != "JobArrayTaskLimit" {
 		t.Errorf("range or reason lost: %+v", p.Tasks)
 	}
-	if p.Tasks["8"].State != StateRunning {
+	if p.Tasks["8"].State != scheduler.StateRunning {
 		t.Errorf("squeue-only job lost: %+v", p.Tasks)
-	}
-}
-
-func TestChunks(t *testing.T) {
-	cs := chunks([]int{0, 1, 2, 3, 4, 5, 6}, 3, true)
-	var got []string
-	for _, c := range cs {
-		got = append(got, sweep.FormatIndices(c.indices)+"@"+sweep.FormatIndices(c.tasks)+"+"+string(rune('0'+c.offset)))
-	}
-	want := []string{"0-2@0-2+0", "3-5@0-2+3", "6@0+6"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("got %v want %v", got, want)
-	}
-	// Indices below the limit keep task id = index, whatever gaps there are.
-	if cs := chunks([]int{1, 5}, 10, true); len(cs) != 1 || cs[0].offset != 0 || sweep.FormatIndices(cs[0].tasks) != "1,5" {
-		t.Errorf("got %+v", cs)
 	}
 }
 

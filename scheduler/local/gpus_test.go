@@ -1,4 +1,4 @@
-package scheduler_test
+package local_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -86,7 +87,7 @@ func TestLocalGPUPoolDisjoint(t *testing.T) {
             {topology: g0, n: "12"}, {topology: g0, n: "13"}, {topology: g0, n: "14"}, {topology: g0, n: "15"}, {topology: g0, n: "16"}, {topology: g0, n: "17"}]}`,
 		strings.Join(n, ", ")))
 	pool := []string{"0", "1", "2", "3"}
-	l := &scheduler.Local{Dir: dir, Parallel: 8, Grace: time.Second, GPUs: pool}
+	l := local.New(local.Config{Dir: dir, Parallel: 8, Grace: time.Second, GPUs: pool})
 	rep, err := scheduler.Submit(context.Background(), dir, l, scheduler.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestLocalGPUPoolReleases(t *testing.T) {
 	if err := os.WriteFile(harness, []byte(strings.Replace(string(b), "sleep) sleep 600 ;;", "sleep | cancel) sleep 600 ;;", 1)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := &scheduler.Local{Dir: dir, Parallel: 4, Grace: time.Second, GPUs: []string{"0", "1"}}
+	l := local.New(local.Config{Dir: dir, Parallel: 4, Grace: time.Second, GPUs: []string{"0", "1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	done := make(chan *scheduler.SubmitReport, 1)
@@ -167,7 +168,7 @@ func TestLocalGPUPoolReleases(t *testing.T) {
 	}()
 	// Cancel the victim once it runs, as kvsweep cancel does from outside.
 	for {
-		cells, _, err := scheduler.Status(context.Background(), dir, &scheduler.Local{Dir: dir})
+		cells, _, err := scheduler.Status(context.Background(), dir, local.New(local.Config{Dir: dir}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestLocalGPUPoolReleases(t *testing.T) {
 			st[c.ID] = c.State
 		}
 		if st[victim] == scheduler.StateRunning && sweep.IsFile(dir, sweep.CellsDir+"/"+victim+"/gpus") {
-			if _, err := scheduler.Cancel(context.Background(), dir, &scheduler.Local{Dir: dir}, []string{victim}); err != nil {
+			if _, err := scheduler.Cancel(context.Background(), dir, local.New(local.Config{Dir: dir}), []string{victim}); err != nil {
 				t.Fatal(err)
 			}
 			break
@@ -211,7 +212,7 @@ func TestLocalGPUPoolReleases(t *testing.T) {
 func TestLocalGPUPoolRefusesTooBig(t *testing.T) {
 	dir, _ := gpuSweep(t, `matrix: {engine: [vllm], topology: [g1, g3], geometry: [g], case: [TC-01], mode: [ok]}`)
 	for _, pool := range [][]string{{"0"}, {}} {
-		l := &scheduler.Local{Dir: dir, Parallel: 2, GPUs: pool}
+		l := local.New(local.Config{Dir: dir, Parallel: 2, GPUs: pool})
 		_, err := scheduler.Submit(context.Background(), dir, l, scheduler.SubmitOptions{})
 		want := fmt.Sprintf("cell vllm-g3-g-mode-ok (%s) needs 3 GPUs; the local GPU pool has 1 (0)", cellID(t, dir, "vllm-g3-g-mode-ok"))
 		if len(pool) == 0 { // the 1-GPU cell is refused first
@@ -247,13 +248,13 @@ func cellID(t *testing.T, dir, name string) string {
 
 func TestParseGPUs(t *testing.T) {
 	for in, want := range map[string]string{"": "<nil>", "0,1,3": "[0 1 3]", "GPU-5f3a1c09-b2e4": "[GPU-5f3a1c09-b2e4]"} {
-		got, err := scheduler.ParseGPUs(in)
+		got, err := local.ParseGPUs(in)
 		if err != nil || fmt.Sprint(got) != want && !(want == "<nil>" && got == nil) {
 			t.Errorf("%q: %v %v, want %s", in, got, err, want)
 		}
 	}
 	for in, want := range map[string]string{"0,0": "listed twice", "0,-1": "is not a GPU id", "0;reboot": "is not a GPU id", "1,,2": "is not a GPU id"} {
-		if _, err := scheduler.ParseGPUs(in); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := local.ParseGPUs(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package scheduler
+package slurm
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -17,26 +18,26 @@ import (
 func TestPollCacheShares(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "polls", "slurm-x.json")
 	var calls atomic.Int32
-	var asked [][]PollJob
+	var asked [][]scheduler.PollJob
 	var mu sync.Mutex
-	direct := func(_ context.Context, jobs []PollJob) (*Poll, error) {
+	direct := func(_ context.Context, jobs []scheduler.PollJob) (*scheduler.Poll, error) {
 		calls.Add(1)
 		mu.Lock()
 		asked = append(asked, jobs)
 		mu.Unlock()
-		p := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
+		p := &scheduler.Poll{Tasks: map[string]sweep.TaskState{}, Accounting: true}
 		for _, j := range jobs {
-			p.Tasks[j.ID+"_0"] = sweep.TaskState{State: StateRunning}
+			p.Tasks[j.ID+"_0"] = sweep.TaskState{State: scheduler.StateRunning}
 		}
 		return p, nil
 	}
-	a := []PollJob{{ID: "10", Name: "kvs.a.j.s1"}}
-	b := []PollJob{{ID: "20", Name: "kvs.b.j.s1"}, {ID: "21", Name: "kvs.b.j.s2"}}
+	a := []scheduler.PollJob{{ID: "10", Name: "kvs.a.j.s1"}}
+	b := []scheduler.PollJob{{ID: "20", Name: "kvs.b.j.s1"}, {ID: "21", Name: "kvs.b.j.s2"}}
 	fresh := &PollCache{Path: path, MaxAge: time.Hour}
 	ctx := context.Background()
 
 	p, err := fresh.Poll(ctx, a, direct)
-	if err != nil || len(p.Tasks) != 1 || p.Tasks["10_0"].State != StateRunning {
+	if err != nil || len(p.Tasks) != 1 || p.Tasks["10_0"].State != scheduler.StateRunning {
 		t.Fatalf("first poll: %+v, %v", p, err)
 	}
 	// b is not covered: one poll of a's and b's jobs; b sees only its own.
@@ -72,13 +73,13 @@ func TestPollCacheShares(t *testing.T) {
 func TestPollCacheNamesMatter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
 	calls := 0
-	direct := func(_ context.Context, jobs []PollJob) (*Poll, error) {
+	direct := func(_ context.Context, jobs []scheduler.PollJob) (*scheduler.Poll, error) {
 		calls++
-		return &Poll{Tasks: map[string]sweep.TaskState{}}, nil
+		return &scheduler.Poll{Tasks: map[string]sweep.TaskState{}}, nil
 	}
 	c := &PollCache{Path: path, MaxAge: time.Hour}
 	for _, name := range []string{"kvs.a.j.s1", "kvs.other.j.s1"} {
-		if _, err := c.Poll(context.Background(), []PollJob{{ID: "7", Name: name}}, direct); err != nil {
+		if _, err := c.Poll(context.Background(), []scheduler.PollJob{{ID: "7", Name: name}}, direct); err != nil {
 			t.Fatal(err)
 		}
 	}

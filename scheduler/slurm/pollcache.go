@@ -1,4 +1,4 @@
-package scheduler
+package slurm
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -42,20 +43,20 @@ type pollCacheFile struct {
 	// Polled is every job the answer covers, by id: the name it was
 	// polled under.
 	Polled   map[string]string    `json:"polled"`
-	Answer   *Poll                `json:"answer"`
+	Answer   *scheduler.Poll      `json:"answer"`
 	Interest map[string]following `json:"interest"`
 }
 
 // following is what one follower follows, and when it last said so.
 type following struct {
-	Jobs  []PollJob     `json:"jobs"`
-	Seen  time.Time     `json:"seen"`
-	Every time.Duration `json:"every"`
+	Jobs  []scheduler.PollJob `json:"jobs"`
+	Seen  time.Time           `json:"seen"`
+	Every time.Duration       `json:"every"`
 }
 
 // Poll answers for jobs from the cache when it can, else polls through
 // direct for every job followed and keeps the answer.
-func (c *PollCache) Poll(ctx context.Context, jobs []PollJob, direct func(context.Context, []PollJob) (*Poll, error)) (*Poll, error) {
+func (c *PollCache) Poll(ctx context.Context, jobs []scheduler.PollJob, direct func(context.Context, []scheduler.PollJob) (*scheduler.Poll, error)) (*scheduler.Poll, error) {
 	unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func (c *PollCache) write(f *pollCacheFile) error {
 }
 
 // followerKey names a follower by the jobs it follows.
-func followerKey(jobs []PollJob) string {
+func followerKey(jobs []scheduler.PollJob) string {
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID + "=" + j.Name
@@ -148,7 +149,7 @@ func followerKey(jobs []PollJob) string {
 }
 
 // covers reports whether an answer polled for polled answers for jobs.
-func covers(polled map[string]string, jobs []PollJob) bool {
+func covers(polled map[string]string, jobs []scheduler.PollJob) bool {
 	for _, j := range jobs {
 		if name, ok := polled[j.ID]; !ok || name != j.Name {
 			return false
@@ -158,10 +159,10 @@ func covers(polled map[string]string, jobs []PollJob) bool {
 }
 
 // union is every job followed, jobs' own names first.
-func union(interest map[string]following, jobs []PollJob) []PollJob {
+func union(interest map[string]following, jobs []scheduler.PollJob) []scheduler.PollJob {
 	seen := map[string]bool{}
-	var out []PollJob
-	add := func(js []PollJob) {
+	var out []scheduler.PollJob
+	add := func(js []scheduler.PollJob) {
 		for _, j := range js {
 			if !seen[j.ID] {
 				seen[j.ID] = true
@@ -177,12 +178,12 @@ func union(interest map[string]following, jobs []PollJob) []PollJob {
 }
 
 // only is the part of p about jobs.
-func only(p *Poll, jobs []PollJob) *Poll {
+func only(p *scheduler.Poll, jobs []scheduler.PollJob) *scheduler.Poll {
 	ids := map[string]bool{}
 	for _, j := range jobs {
 		ids[j.ID] = true
 	}
-	out := &Poll{Tasks: map[string]sweep.TaskState{}, Accounting: p.Accounting}
+	out := &scheduler.Poll{Tasks: map[string]sweep.TaskState{}, Accounting: p.Accounting}
 	for k, ts := range p.Tasks {
 		id, _, _ := strings.Cut(k, "_")
 		if ids[id] {
@@ -198,16 +199,16 @@ func only(p *Poll, jobs []PollJob) *Poll {
 	return out
 }
 
-// PollCachePath is where the followers of the cluster that env (the
-// SLURM_CONF=... of the Slurm scheduler) names share their polls:
-// $KVSWEEP_POLL_CACHE (a directory; "off" shares nothing), else the
-// user's cache directory; "" when polls are not shared.
-func PollCachePath(env []string) string { return cachePath("slurm", env) }
+// PollCachePath is where the followers of the cluster that s's
+// configuration names (its Env's SLURM_CONF=..., Conf) share their polls:
+// Config.PollCache (a directory; "off" shares nothing), else the user's
+// cache directory; "" when polls are not shared.
+func (s *Slurm) PollCachePath() string { return s.cachePath("slurm") }
 
-// cachePath is the file of the user's cache of kind for the cluster env
-// names (see PollCachePath), "" when there is none.
-func cachePath(kind string, env []string) string {
-	dir := os.Getenv("KVSWEEP_POLL_CACHE")
+// cachePath is the file of the user's cache of kind for the cluster s's
+// configuration names (see PollCachePath), "" when there is none.
+func (s *Slurm) cachePath(kind string) string {
+	dir := s.cfg.PollCache
 	if dir == "off" {
 		return ""
 	}
@@ -218,7 +219,7 @@ func cachePath(kind string, env []string) string {
 		}
 		dir = filepath.Join(base, "kvsweep", "polls")
 	}
-	key := append([]string{userName(), "SLURM_CONF=" + os.Getenv("SLURM_CONF")}, env...)
+	key := append([]string{s.userName(), "SLURM_CONF=" + s.cfg.Conf}, s.cfg.Env...)
 	sum := sha256.Sum256([]byte(strings.Join(key, "\x00")))
 	return filepath.Join(dir, kind+"-"+hex.EncodeToString(sum[:8])+".json")
 }

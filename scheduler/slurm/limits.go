@@ -1,4 +1,4 @@
-package scheduler
+package slurm
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -50,16 +51,16 @@ type limitsEntry struct {
 
 // limitsFor is the limits for q: read once per process, and between
 // processes shared for LimitsMaxAge through the user's cache (beside the
-// shared polls, keyed the same way: user, SLURM_CONF and the scheduler's
+// shared polls, keyed the same way: user, slurm.conf and the scheduler's
 // environment).
-func (s *Slurm) limitsFor(ctx context.Context, q RoomQuery) (*slurmLimits, error) {
+func (s *Slurm) limitsFor(ctx context.Context, q scheduler.RoomQuery) (*slurmLimits, error) {
 	s.limitsMu.Lock()
 	defer s.limitsMu.Unlock()
 	key := q.QOS + "|" + q.Account
 	if l, ok := s.limits[key]; ok {
 		return l, nil
 	}
-	path := cachePath("limits", s.Env)
+	path := s.cachePath("limits")
 	l := cachedLimits(path, key, time.Now())
 	if l == nil {
 		var err error
@@ -78,7 +79,7 @@ func (s *Slurm) limitsFor(ctx context.Context, q RoomQuery) (*slurmLimits, error
 // readLimits asks the cluster: MaxJobCount and AccountingStorageEnforce
 // from its configuration, and where limits are enforced the user's
 // associations and every QOS from sacctmgr, the two at once.
-func (s *Slurm) readLimits(ctx context.Context, q RoomQuery) (*slurmLimits, error) {
+func (s *Slurm) readLimits(ctx context.Context, q scheduler.RoomQuery) (*slurmLimits, error) {
 	conf, err := s.config(ctx, "MaxJobCount", "AccountingStorageEnforce")
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func (s *Slurm) readLimits(ctx context.Context, q RoomQuery) (*slurmLimits, erro
 	var assoc, qos []byte
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		assoc, err = s.run(gctx, "sacctmgr", "--noheader", "--parsable2", "show", "assoc", "where", "user="+userName(),
+		assoc, err = s.run(gctx, "sacctmgr", "--noheader", "--parsable2", "show", "assoc", "where", "user="+s.userName(),
 			"format=Account,DefaultQOS,MaxSubmitJobs,GrpSubmitJobs")
 		return err
 	})

@@ -1,4 +1,4 @@
-package scheduler_test
+package local_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/scheduler/local"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -24,7 +25,7 @@ import (
 // is, while the others have a limit no loaded machine reaches.
 func localSweep(t *testing.T, sims []string, limit string) (string, *sweep.Manifest) {
 	t.Helper()
-	harness, _ := filepath.Abs("../examples/harness/phase1_sim.py")
+	harness, _ := filepath.Abs("../../examples/harness/phase1_sim.py")
 	q := make([]string, len(sims))
 	exclude := []string{`{topology: aggregated, sim: "sleep:600"}`}
 	for i, s := range sims {
@@ -54,7 +55,7 @@ matrix: {engine: [vllm], topology: %s, geometry: [g], case: [TC-01], sim: [%s], 
 
 func runLocal(t *testing.T, ctx context.Context, dir string, parallel int) []scheduler.CellStatus {
 	t.Helper()
-	l := &scheduler.Local{Dir: dir, Parallel: parallel, Grace: time.Second}
+	l := local.New(local.Config{Dir: dir, Parallel: parallel, Grace: time.Second})
 	rep, err := scheduler.Submit(ctx, dir, l, scheduler.SubmitOptions{})
 	if err != nil && ctx.Err() == nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestStatusOnlyReads(t *testing.T) {
 		}
 	}
 	must(os.Remove(obs))
-	l := &scheduler.Local{Dir: dir}
+	l := local.New(local.Config{Dir: dir})
 	before, _ := os.ReadDir(dir)
 	if _, _, err := scheduler.Status(context.Background(), dir, l); err != nil {
 		t.Fatal(err)
@@ -257,7 +258,7 @@ func TestStatusOnlyReads(t *testing.T) {
 // With one job per cell (--no-array), a queued task of a live executor is
 // PENDING, not LOST.
 func TestLocalQueuedNoArray(t *testing.T) {
-	harness, _ := filepath.Abs("../examples/harness/phase1_sim.py")
+	harness, _ := filepath.Abs("../../examples/harness/phase1_sim.py")
 	src := fmt.Sprintf(`version: 1
 name: queued
 scheduler: local
@@ -272,11 +273,11 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = scheduler.Submit(ctx, dir, &scheduler.Local{Dir: dir, Parallel: 1, Grace: time.Second}, scheduler.SubmitOptions{})
+		_, _ = scheduler.Submit(ctx, dir, local.New(local.Config{Dir: dir, Parallel: 1, Grace: time.Second}), scheduler.SubmitOptions{})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	for i := 0; ; i++ {
-		cells, _, err := scheduler.Status(context.Background(), dir, &scheduler.Local{Dir: dir})
+		cells, _, err := scheduler.Status(context.Background(), dir, local.New(local.Config{Dir: dir}))
 		if err != nil {
 			t.Fatal(err)
 		}

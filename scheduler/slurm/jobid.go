@@ -1,10 +1,11 @@
-package scheduler
+package slurm
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
@@ -49,42 +50,6 @@ func checkNum(n, whole string) error {
 	return nil
 }
 
-// Slurm job states as kvsweep reports them. Terminal states end a task;
-// of those, only COMPLETED is success.
-const (
-	StatePending     = "PENDING"
-	StateRunning     = "RUNNING"
-	StateCompleted   = "COMPLETED"
-	StateFailed      = "FAILED"
-	StateTimeout     = "TIMEOUT"
-	StateOOM         = "OUT_OF_MEMORY"
-	StateNodeFail    = "NODE_FAIL"
-	StatePreempted   = "PREEMPTED"
-	StateCancelled   = "CANCELLED"
-	StateBootFail    = "BOOT_FAIL"
-	StateDeadline    = "DEADLINE"
-	StateRequeued    = "REQUEUED"
-	StateSpecialExit = "SPECIAL_EXIT"
-	StateSuspended   = "SUSPENDED"
-	// StateSubmitted: the journal says submitted, Slurm does not show it yet
-	// (accounting lags a few seconds behind sbatch).
-	StateSubmitted = "SUBMITTED"
-	// StateLost: Slurm has forgotten the task (no accounting, past
-	// MinJobAge) and it left no exit marker: it died without a trace.
-	StateLost = "LOST"
-	// StateNotSubmitted: the cell was never submitted.
-	StateNotSubmitted = "NOT_SUBMITTED"
-)
-
-var terminal = map[string]bool{
-	StateCompleted: true, StateFailed: true, StateTimeout: true, StateOOM: true,
-	StateNodeFail: true, StatePreempted: true, StateCancelled: true, StateBootFail: true,
-	StateDeadline: true, StateSpecialExit: true, StateLost: true,
-}
-
-// Terminal reports whether a task in state s will not change any more.
-func Terminal(s string) bool { return terminal[s] }
-
 // NormalizeState maps Slurm's spellings to one state: "CANCELLED by 0" ->
 // CANCELLED, "OOM" -> OUT_OF_MEMORY, squeue's "CONFIGURING" -> RUNNING, ...
 func NormalizeState(s string) string {
@@ -95,35 +60,35 @@ func NormalizeState(s string) string {
 	s = strings.TrimSuffix(s, "+")
 	switch s {
 	case "PD":
-		return StatePending
+		return scheduler.StatePending
 	case "R", "CG", "COMPLETING", "CONFIGURING", "CF", "RESIZING", "SIGNALING", "STAGE_OUT", "SO":
-		return StateRunning
+		return scheduler.StateRunning
 	case "CD":
-		return StateCompleted
+		return scheduler.StateCompleted
 	case "F":
-		return StateFailed
+		return scheduler.StateFailed
 	case "TO":
-		return StateTimeout
+		return scheduler.StateTimeout
 	case "OOM":
-		return StateOOM
+		return scheduler.StateOOM
 	case "NF":
-		return StateNodeFail
+		return scheduler.StateNodeFail
 	case "PR":
-		return StatePreempted
+		return scheduler.StatePreempted
 	case "CA":
-		return StateCancelled
+		return scheduler.StateCancelled
 	case "BF":
-		return StateBootFail
+		return scheduler.StateBootFail
 	case "DL":
-		return StateDeadline
+		return scheduler.StateDeadline
 	case "RQ", "REQUEUE_FED", "REQUEUE_HOLD", "RH":
-		return StateRequeued
+		return scheduler.StateRequeued
 	case "SE":
-		return StateSpecialExit
+		return scheduler.StateSpecialExit
 	case "S", "ST", "STOPPED":
-		return StateSuspended
+		return scheduler.StateSuspended
 	case "RD", "RESV_DEL_HOLD", "RF", "REVOKED":
-		return StatePending
+		return scheduler.StatePending
 	}
 	return s
 }

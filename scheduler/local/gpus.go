@@ -1,4 +1,4 @@
-package scheduler
+package local
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func (p *gpuPool) release(ids []string) {
 	p.cond.Broadcast()
 }
 
-// Admit implements admitter: with a GPU pool, a job whose tasks need more
+// Admit implements scheduler.Admitter: with a GPU pool, a job whose tasks need more
 // GPUs than the pool has is refused before anything is submitted, naming
 // its cells, what they need and the pool.
 func (l *Local) Admit(job *sweep.Job, cells []sweep.Cell) error {

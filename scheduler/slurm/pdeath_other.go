@@ -1,6 +1,6 @@
 //go:build !linux
 
-package scheduler
+package slurm
 
 import "os/exec"
 

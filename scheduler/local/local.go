@@ -1,4 +1,10 @@
-package scheduler
+// Package local is scheduler local, the built-in executor: a sweep's job
+// scripts run on this machine as child processes with the environment a
+// Slurm job sees, its GPUs handed out from a pool, the journal written as
+// Slurm's submissions are, so that everything after submit works
+// unchanged. Its Submit only queues (a scheduler.Queue); Wait runs the
+// tasks.
+package local
 
 import (
 	"context"
@@ -17,17 +23,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/fail"
+	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// Local is the built-in executor: it runs a sweep's rendered job scripts
-// on this machine as child processes, each in its own process group, with
-// the SLURM_* variables a Slurm job sees, at most Parallel at a time, and
-// the time limit enforced (TERM, then KILL after Grace). It writes the same
-// journal and the jobs write the same exit markers, so status, collect and
-// report work unchanged. Submit queues tasks; Wait runs them (Local is a
-// Queue).
-type Local struct {
+// Config is what the local executor is given.
+type Config struct {
+	// Dir is the sweep directory.
 	Dir string
 	// Parallel bounds the tasks at once (default: the number of CPUs); a
 	// submission's array throttle lowers it.
@@ -40,10 +43,34 @@ type Local struct {
 	// waits until that many are free; a task needing none sees none. nil:
 	// GPUs are not scheduled.
 	GPUs []string
+}
+
+// Local is the built-in executor: it runs a sweep's rendered job scripts
+// on this machine as child processes, each in its own process group, with
+// the SLURM_* variables a Slurm job sees, at most Parallel at a time, and
+// the time limit enforced (TERM, then KILL after Grace). It writes the same
+// journal and the jobs write the same exit markers, so status, collect and
+// report work unchanged. Submit queues tasks; Wait runs them (Local is a
+// scheduler.Queue).
+type Local struct {
+	Config
 
 	mu      sync.Mutex
 	tasks   []*localTask
 	journal *sweep.Journal
+}
+
+// New returns the local executor configured by cfg.
+func New(cfg Config) *Local { return &Local{Config: cfg} }
+
+// Open is the scheduler.Opener of scheduler local: the executor of the
+// sweep in dir with the command line's --parallel and --gpus.
+func Open(dir string, _ *sweep.Manifest, cfg scheduler.Config) (scheduler.Scheduler, error) {
+	gpus, err := ParseGPUs(cfg.GPUs)
+	if err != nil {
+		return nil, fail.Usagef("%v", err)
+	}
+	return New(Config{Dir: dir, Parallel: cfg.Parallel, Log: cfg.Log, GPUs: gpus}), nil
 }
 
 type localTask struct {
@@ -51,21 +78,22 @@ type localTask struct {
 	jobID string
 	task  int // array task id, -1 for a plain job
 	count int // tasks in the array
-	req   SubmitRequest
+	req   scheduler.SubmitRequest
 	state string
 	exit  int
 }
 
-// Name implements Scheduler.
+// Name implements scheduler.Scheduler.
 func (l *Local) Name() string { return "local" }
 
-// MaxArraySize implements Scheduler: the local executor has no limit.
+// MaxArraySize implements scheduler.Scheduler: the local executor has no limit.
 func (l *Local) MaxArraySize(context.Context) (int, error) { return math.MaxInt32, nil }
 
 // Submit queues the tasks of r; the job id is the submission number.
-func (l *Local) Submit(_ context.Context, r SubmitRequest) (string, error) {
+func (l *Local) Submit(_ context.Context, r scheduler.SubmitRequest) (string, error) {
 	if r.Hold {
-		return "", &SlurmError{Cmd: "local", Msg: "--hold is not supported by the local executor"}
+		const msg = "--hold is not supported by the local executor"
+		return "", &scheduler.RefusedError{Msg: msg, Err: errors.New("local: " + msg)}
 	}
 	id := strconv.Itoa(r.Seq)
 	tasks := []int{-1}
@@ -81,7 +109,7 @@ func (l *Local) Submit(_ context.Context, r SubmitRequest) (string, error) {
 		l.Parallel = r.Throttle
 	}
 	for _, t := range tasks {
-		l.tasks = append(l.tasks, &localTask{seq: r.Seq, jobID: id, task: t, count: len(tasks), req: r, state: StatePending})
+		l.tasks = append(l.tasks, &localTask{seq: r.Seq, jobID: id, task: t, count: len(tasks), req: r, state: scheduler.StatePending})
 	}
 	return id, nil
 }
@@ -125,13 +153,13 @@ func (l *Local) Wait(ctx context.Context, j *sweep.Journal) error {
 	}
 	for _, t := range tasks {
 		if ctx.Err() != nil {
-			l.finish(t, StateCancelled, 0)
+			l.finish(t, scheduler.StateCancelled, 0)
 			continue
 		}
 		select {
 		case next <- t:
 		case <-ctx.Done():
-			l.finish(t, StateCancelled, 0)
+			l.finish(t, scheduler.StateCancelled, 0)
 		}
 	}
 	close(next)
@@ -148,9 +176,9 @@ func (l *Local) admitted(ctx context.Context, pool *gpuPool, t *localTask) {
 	}
 	gpus, err := pool.acquire(ctx, t.req.GPUs)
 	if err != nil {
-		l.finish(t, StateCancelled, 0)
+		l.finish(t, scheduler.StateCancelled, 0)
 		if ctx.Err() == nil {
-			l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+			l.logf("kvsweep: local task %s: %v\n", scheduler.TaskKey(t.jobID, t.task), err)
 		}
 		return
 	}
@@ -164,8 +192,8 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 	env, logName := taskEnv(t, gpus)
 	logf, err := os.Create(filepath.Join(r.Dir, sweep.LogsDir, logName))
 	if err != nil {
-		l.finish(t, StateFailed, 1)
-		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		l.finish(t, scheduler.StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", scheduler.TaskKey(t.jobID, t.task), err)
 		return
 	}
 	defer logf.Close()
@@ -173,11 +201,11 @@ func (l *Local) run(ctx context.Context, t *localTask, gpus []string) {
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Dir, env, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		l.finish(t, StateFailed, 1)
-		l.logf("kvsweep: local task %s: %v\n", TaskKey(t.jobID, t.task), err)
+		l.finish(t, scheduler.StateFailed, 1)
+		l.logf("kvsweep: local task %s: %v\n", scheduler.TaskKey(t.jobID, t.task), err)
 		return
 	}
-	l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), PID: cmd.Process.Pid})
+	l.record(sweep.Record{Type: sweep.RecStarted, Seq: t.seq, TaskID: scheduler.TaskKey(t.jobID, t.task), PID: cmd.Process.Pid})
 	l.wait(ctx, t, cmd)
 }
 
@@ -267,21 +295,21 @@ func (l *Local) wait(ctx context.Context, t *localTask, cmd *exec.Cmd) {
 	var exitErr *exec.ExitError
 	switch {
 	case timedOut:
-		l.finish(t, StateTimeout, code)
+		l.finish(t, scheduler.StateTimeout, code)
 	case cancelled:
-		l.finish(t, StateCancelled, code)
+		l.finish(t, scheduler.StateCancelled, code)
 	case err == nil:
-		l.finish(t, StateCompleted, 0)
+		l.finish(t, scheduler.StateCompleted, 0)
 	case errors.As(err, &exitErr) && exitErr.Sys().(syscall.WaitStatus).Signaled() || code == 143:
-		l.finish(t, StateCancelled, code) // killed from outside: kvsweep cancel
+		l.finish(t, scheduler.StateCancelled, code) // killed from outside: kvsweep cancel
 	default:
-		l.finish(t, StateFailed, code)
+		l.finish(t, scheduler.StateFailed, code)
 	}
 }
 
 func (l *Local) finish(t *localTask, state string, code int) {
 	t.state, t.exit = state, code
-	l.record(sweep.Record{Type: sweep.RecFinished, Seq: t.seq, TaskID: TaskKey(t.jobID, t.task), State: state, ExitCode: code})
+	l.record(sweep.Record{Type: sweep.RecFinished, Seq: t.seq, TaskID: scheduler.TaskKey(t.jobID, t.task), State: state, ExitCode: code})
 }
 
 func (l *Local) record(r sweep.Record) {
@@ -301,7 +329,7 @@ func (l *Local) logf(format string, args ...any) {
 	}
 }
 
-// FindByName implements Scheduler for crash recovery: a submission whose
+// FindByName implements scheduler.Scheduler for crash recovery: a submission whose
 // tasks started under the executor is adopted.
 func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]string, error) {
 	seq, ok := sweep.SubmissionSeq(name)
@@ -320,12 +348,12 @@ func (l *Local) FindByName(_ context.Context, name string, _ time.Time) ([]strin
 	return nil, nil
 }
 
-// Poll implements Scheduler from the journal: finished tasks have their
+// Poll implements scheduler.Scheduler from the journal: finished tasks have their
 // state; started ones are RUNNING while their process lives; queued ones
 // are PENDING while the executor lives. Anything else is left to the exit
 // markers (Accounting is false).
-func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
-	p := &Poll{Tasks: map[string]sweep.TaskState{}}
+func (l *Local) Poll(_ context.Context, jobs []scheduler.PollJob) (*scheduler.Poll, error) {
+	p := &scheduler.Poll{Tasks: map[string]sweep.TaskState{}}
 	recs, err := sweep.ReadJournal(l.Dir)
 	if err != nil {
 		return nil, err
@@ -346,14 +374,14 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 		case r.Type == sweep.RecStarted:
 			started[r.TaskID] = r.Time
 			if alive(r.PID) {
-				p.Tasks[r.TaskID] = sweep.TaskState{State: StateRunning, Source: "journal", Nodes: "localhost",
-					Elapsed: FormatElapsed(time.Since(r.Time))}
+				p.Tasks[r.TaskID] = sweep.TaskState{State: scheduler.StateRunning, Source: "journal", Nodes: "localhost",
+					Elapsed: scheduler.FormatElapsed(time.Since(r.Time))}
 			}
 		case r.Type == sweep.RecFinished:
 			ts := sweep.TaskState{State: r.State, ExitCode: r.ExitCode, Source: "journal", Nodes: "localhost"}
 			if t0, ok := started[r.TaskID]; ok {
-				ts.Elapsed = FormatElapsed(r.Time.Sub(t0))
-			} else if r.State == StateCancelled {
+				ts.Elapsed = scheduler.FormatElapsed(r.Time.Sub(t0))
+			} else if r.State == scheduler.StateCancelled {
 				ts.Nodes, ts.Reason = "", "cancelled while queued"
 			}
 			p.Tasks[r.TaskID] = ts
@@ -374,12 +402,12 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 		idx, _ := sweep.ParseIndices(s.Intent.Indices)
 		array := m.JobByName(s.Intent.Job) != nil && m.JobByName(s.Intent.Job).Array
 		for _, i := range idx {
-			k := TaskKey(s.JobID, -1) // a plain job (--no-array) is one task
+			k := scheduler.TaskKey(s.JobID, -1) // a plain job (--no-array) is one task
 			if array {
-				k = TaskKey(s.JobID, i-s.Intent.Offset)
+				k = scheduler.TaskKey(s.JobID, i-s.Intent.Offset)
 			}
 			if _, ok := p.Tasks[k]; !ok {
-				p.Tasks[k] = sweep.TaskState{State: StatePending, Source: "journal", Reason: "queued in the local executor"}
+				p.Tasks[k] = sweep.TaskState{State: scheduler.StatePending, Source: "journal", Reason: "queued in the local executor"}
 			}
 		}
 	}
@@ -388,7 +416,7 @@ func (l *Local) Poll(_ context.Context, jobs []PollJob) (*Poll, error) {
 
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
 
-// Cancel implements Scheduler: TERM to the process group of each running
+// Cancel implements scheduler.Scheduler: TERM to the process group of each running
 // task named (a job id or a task key).
 func (l *Local) Cancel(_ context.Context, targets []string) error {
 	recs, err := sweep.ReadJournal(l.Dir)
