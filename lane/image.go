@@ -22,6 +22,9 @@ func (l *Lane) image(ctx context.Context, req ImageRequest) (*Image, string, err
 	if data, err := os.ReadFile(record); err == nil && json.Unmarshal(data, &im) == nil && im.Ref != "" {
 		return &im, "", nil
 	}
+	if req.Journal == nil {
+		req.Journal = func(string, string) {}
+	}
 	images := l.Tools.Images
 	r, err := l.resolve(ctx, req)
 	if err != nil {
