@@ -91,33 +91,38 @@ type CI struct {
 	ArtifactsMB int64
 }
 
-// WriteCI shows the log tails of the cells that did not pass, gathers
-// their artifacts, and writes the step summary (comparison first) and the
-// JUnit file.
-func (l *Lane) WriteCI(dir string, run *testrun.Run, v *Verdict, c *CI) error {
+// WriteCI is a CI job's end of the lane: it shows the log tails of the
+// cells that did not pass and gathers their artifacts, judges the run
+// (Judge), and writes the step summary (comparison first) and the JUnit
+// file. The verdict is returned whether or not the gates hold.
+func (l *Lane) WriteCI(dir string, run *testrun.Run, j *Judging, c *CI) (*Verdict, error) {
 	l.showLogs(dir, run, c)
 	l.gather(run, c)
+	v, err := l.Judge(run, j)
+	if err != nil {
+		return nil, err
+	}
 	var parts [][]byte
 	if v.Comparison != nil {
 		var b bytes.Buffer
 		if err := reports.WriteComparison(&b, "markdown", v.Comparison); err != nil {
-			return err
+			return nil, err
 		}
 		parts = append(parts, b.Bytes())
 	}
 	var b bytes.Buffer
 	if err := reports.WriteSummary(&b, "markdown", run); err != nil {
-		return err
+		return nil, err
 	}
 	parts = append(parts, b.Bytes())
 	if err := appendSummary(orIn(dir, c.Summary, SummaryFile), parts); err != nil {
-		return err
+		return nil, err
 	}
 	var x bytes.Buffer
 	if err := reports.WriteJUnit(&x, run); err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(orIn(dir, c.JUnit, JUnitFile), x.Bytes(), 0o644)
+	return v, os.WriteFile(orIn(dir, c.JUnit, JUnitFile), x.Bytes(), 0o644)
 }
 
 // orIn is path, or name in dir when path is empty.

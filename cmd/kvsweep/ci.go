@@ -32,14 +32,19 @@ name on --baseline-ref (default main); none yet is not an error on a
 first run. On SIGTERM or SIGINT (a cancelled workflow) every job of the
 sweep is cancelled before kvsweep ci exits, and it says so.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		o := &ciOpts{render: renderFlags(fs), submit: submitFlags(fs), judging: lane.Judging{Baseline: "auto"}}
+		o := &ciOpts{render: renderFlags(fs), submit: submitFlags(fs)}
+		j := &o.judging
 		fs.DurationVar(&o.interval, "interval", 30*time.Second, "time between polls")
-		ciJudgeFlags(fs, &o.judging)
+		fs.StringVar(&j.Baseline, "baseline", "auto", "baseline selection (SEL), auto, or none")
+		fs.StringVar(&j.BaselineRef, "baseline-ref", "main", "with --baseline auto: the ref whose newest run is the baseline")
 		fs.StringVar(&o.ref, "ref", os.Getenv("GITHUB_REF_NAME"), "the ref this run tests, stored with it (default $GITHUB_REF_NAME)")
 		fs.StringVar(&o.ci.Summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "markdown report, appended (default $GITHUB_STEP_SUMMARY, else DIR/"+lane.SummaryFile+")")
 		fs.StringVar(&o.ci.JUnit, "junit", "", "JUnit XML report (default DIR/"+lane.JUnitFile+")")
 		fs.IntVar(&o.ci.LogLines, "log-lines", 40, "lines of each log of a failing cell shown in the CI log")
 		fs.IntVar(&o.ci.LogCells, "log-cells", 20, "failing cells whose logs are shown")
+		fs.StringVar(&j.Threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
+		fs.StringSliceVar(&j.PerMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
+		fs.BoolVar(&j.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
 		fs.StringVar(&o.ci.Artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass into this directory, for the workflow to upload")
 		fs.Int64Var(&o.ci.ArtifactsMB, "artifacts-max-mb", 100, "with --artifacts: at most this many MiB in all (what is left out is listed in ARTIFACTS.txt)")
 		return func(e *env, args []string) error {
@@ -50,16 +55,6 @@ sweep is cancelled before kvsweep ci exits, and it says so.`,
 			return o.run(e, spec)
 		}
 	},
-}
-
-// ciJudgeFlags are ci's flags of the baseline, the thresholds and the
-// gates.
-func ciJudgeFlags(fs *pflag.FlagSet, j *lane.Judging) {
-	fs.StringVar(&j.Baseline, "baseline", "auto", "baseline selection (SEL), auto, or none")
-	fs.StringVar(&j.BaselineRef, "baseline-ref", "main", "with --baseline auto: the ref whose newest run is the baseline")
-	fs.StringVar(&j.Threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
-	fs.StringSliceVar(&j.PerMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
-	fs.BoolVar(&j.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
 }
 
 type ciOpts struct {
@@ -90,11 +85,8 @@ func (o *ciOpts) run(e *env, spec string) error {
 	if err != nil {
 		return err
 	}
-	v, err := l.Judge(out.Run, &o.judging)
+	v, err := l.WriteCI(p.Dir, out.Run, &o.judging, &o.ci)
 	if err != nil {
-		return err
-	}
-	if err := l.WriteCI(p.Dir, out.Run, v, &o.ci); err != nil {
 		return err
 	}
 	if v.Gates == nil {
