@@ -233,4 +233,7 @@ func (p *Prober) image(ctx context.Context, c bisect.Commit, dir string) (*Image
 		Journal: func(event, detail string) { _ = bisect.Journal(p.o.Out, event, c.SHA, detail) }})
 }
 
+// A Prober is what bisect.Run asks.
+var _ bisect.Prober = (*Prober)(nil)
+
 var errNoGood = errors.New("the good end's probe gave no run to compare with")
