@@ -3,19 +3,13 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/analysis"
-	"github.com/kvsweep/kvsweep/bisect"
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
-	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -53,37 +47,31 @@ again goes on where it was. See docs/bisect.md.`,
 }
 
 type bisectOpts struct {
-	component, good, bad string
-	cells, out, pins     string
-	push, addr, pull     string
-	mediaTypes           string
-	metric, threshold    string
-	all, insecure        bool
-	parallel             int
-	sched                *scheduler.Config
-	store                string
-	interval             time.Duration
-	gates                analysis.Gates
+	probe    lane.ProbeOptions
+	sched    *scheduler.Config
+	store    string
+	interval time.Duration
 }
 
 func bisectFlags(fs *pflag.FlagSet) *bisectOpts {
 	o := &bisectOpts{sched: &scheduler.Config{}}
-	fs.StringVar(&o.component, "component", "kvcr", "the component whose commits are searched (a name in the pins file)")
-	fs.StringVar(&o.good, "good", "", "a commit the cells pass on (required)")
-	fs.StringVar(&o.bad, "bad", "", "a later commit they fail on (required)")
-	fs.BoolVar(&o.all, "all", false, "search every commit between them, not only the first-parent line")
-	fs.StringVar(&o.cells, "cells", "", "KEY=VALUE[,KEY=VALUE]: run only the cells whose parameters match")
-	fs.IntVar(&o.parallel, "parallel", 1, "commits probed at once in each round (a k-ary search: fewer rounds)")
-	fs.StringVar(&o.out, "out", "", "the bisect's directory: its state, images' records and probe sweeps (required)")
-	fs.StringVar(&o.pins, "pins", "", "pins file (default: the spec's container.pins)")
-	fs.StringVar(&o.push, "push", "", "repository the probe images are pushed to, REGISTRY/NAME (required)")
-	fs.StringVar(&o.pull, "pull-registry", "", "HOST[:PORT] the jobs pull the probe images from, when not --push's registry (a mirror, or the nodes' own address for it)")
-	fs.StringVar(&o.addr, "buildkit-addr", "", "buildkitd address (default $BUILDKIT_HOST, else the rootful socket)")
-	fs.StringVar(&o.mediaTypes, "media-types", "oci", "oci or docker manifests (enroot needs docker with some registries)")
-	fs.BoolVar(&o.insecure, "insecure-registry", false, "the registry speaks plain HTTP")
-	fs.StringVar(&o.metric, "metric", "", "judge by this metric's mean against the good end's, not by the verdicts")
-	fs.StringVar(&o.threshold, "threshold", "10%", "with --metric: the change for the worse that makes a commit bad")
-	fs.BoolVar(&o.gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
+	p := &o.probe
+	fs.StringVar(&p.Component, "component", "kvcr", "the component whose commits are searched (a name in the pins file)")
+	fs.StringVar(&p.Good, "good", "", "a commit the cells pass on (required)")
+	fs.StringVar(&p.Bad, "bad", "", "a later commit they fail on (required)")
+	fs.BoolVar(&p.All, "all", false, "search every commit between them, not only the first-parent line")
+	fs.StringVar(&p.Cells, "cells", "", "KEY=VALUE[,KEY=VALUE]: run only the cells whose parameters match")
+	fs.IntVar(&p.Parallel, "parallel", 1, "commits probed at once in each round (a k-ary search: fewer rounds)")
+	fs.StringVar(&p.Out, "out", "", "the bisect's directory: its state, images' records and probe sweeps (required)")
+	fs.StringVar(&p.Pins, "pins", "", "pins file (default: the spec's container.pins)")
+	fs.StringVar(&p.Push, "push", "", "repository the probe images are pushed to, REGISTRY/NAME (required)")
+	fs.StringVar(&p.Pull, "pull-registry", "", "HOST[:PORT] the jobs pull the probe images from, when not --push's registry (a mirror, or the nodes' own address for it)")
+	fs.StringVar(&p.Addr, "buildkit-addr", "", "buildkitd address (default $BUILDKIT_HOST, else the rootful socket)")
+	fs.StringVar(&p.MediaTypes, "media-types", "oci", "oci or docker manifests (enroot needs docker with some registries)")
+	fs.BoolVar(&p.Insecure, "insecure-registry", false, "the registry speaks plain HTTP")
+	fs.StringVar(&p.Metric, "metric", "", "judge by this metric's mean against the good end's, not by the verdicts")
+	fs.StringVar(&p.Threshold, "threshold", "10%", "with --metric: the change for the worse that makes a commit bad")
+	fs.BoolVar(&p.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
 	fs.StringVar(&o.sched.Name, "scheduler", "", "slurm, local or k8s (default: the spec's)")
 	fs.DurationVar(&o.sched.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between polls of a probe's sweep")
@@ -91,82 +79,21 @@ func bisectFlags(fs *pflag.FlagSet) *bisectOpts {
 	return o
 }
 
-// args are what a bisect directory must be started again with.
-func (o *bisectOpts) args(spec string) map[string]string {
-	return map[string]string{"spec": spec, "component": o.component, "good": o.good, "bad": o.bad,
-		"cells": o.cells, "metric": o.metric, "threshold": o.threshold, "push": o.push}
-}
-
+// run bisects: the prober lane.NewProber checks the flags and the spec,
+// then probes the commits until the answer.
 func (o *bisectOpts) run(e *env, specArg string) error {
-	if o.good == "" || o.bad == "" || o.out == "" || o.push == "" {
-		return usagef("--good, --bad, --push and --out are required")
-	}
 	spec, err := filepath.Abs(specArg)
 	if err != nil {
 		return err
 	}
-	p, err := newProber(e, o, spec)
+	l := schedLane(e, o.sched, o.store)
+	l.Interval = o.interval
+	p, err := lane.NewProber(l, o.probe, spec)
 	if err != nil {
 		return err
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	st, err := p.state(ctx)
-	if err != nil {
-		return err
-	}
-	if err := p.loadGood(st); err != nil {
-		return err
-	}
-	a, err := bisect.Run(ctx, o.out, st, p, e.stderr)
-	if err != nil {
-		return err
-	}
-	return o.answer(e, st, a)
-}
-
-// answer prints and keeps the answer, and compares the last good probe
-// with the first bad one.
-func (o *bisectOpts) answer(e *env, st *bisect.State, a *bisect.Answer) error {
-	b, err := json.MarshalIndent(a, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := sweep.WriteFileAtomic(filepath.Join(o.out, "answer.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprint(e.stdout, a.String())
-	bad := a.FirstBad
-	if bad == nil {
-		bad = &a.Range[len(a.Range)-1]
-	}
-	good, worse := st.Probes[a.LastGood.SHA], st.Probes[bad.SHA]
-	fmt.Fprintf(e.stdout, "probes: %s (last good), %s (first bad)\n", good.Sweep, worse.Sweep)
-	base, err := testrun.ReadRun(good.Sweep)
-	if err != nil {
-		return err
-	}
-	cand, err := testrun.ReadRun(worse.Sweep)
-	if err != nil {
-		return err
-	}
-	opts, err := analysis.ParseThresholds(o.threshold, nil)
-	if err != nil {
-		return err
-	}
-	cmp := analysis.Compare(a.LastGood.Short()+" (last good)", []*testrun.Run{base}, bad.Short()+" (first bad)", []*testrun.Run{cand}, opts)
-	fmt.Fprintln(e.stdout)
-	return reports.WriteComparison(e.stdout, "markdown", cmp)
-}
-
-// writeJSON writes v to path atomically.
-func writeJSON(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return sweep.WriteFileAtomic(path, b, 0o644)
+	_, err = p.Bisect(ctx)
+	return err
 }

@@ -1,23 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/analysis"
-	"github.com/kvsweep/kvsweep/reports"
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
-	"github.com/kvsweep/kvsweep/sweep"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(ciCmd) }
@@ -40,20 +32,21 @@ name on --baseline-ref (default main); none yet is not an error on a
 first run. On SIGTERM or SIGINT (a cancelled workflow) every job of the
 sweep is cancelled before kvsweep ci exits, and it says so.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		o := &ciOpts{render: renderFlags(fs), submit: submitFlags(fs), report: &reportOpts{check: true}}
+		o := &ciOpts{render: renderFlags(fs), submit: submitFlags(fs)}
+		j := &o.judging
 		fs.DurationVar(&o.interval, "interval", 30*time.Second, "time between polls")
-		fs.StringVar(&o.report.baseline, "baseline", "auto", "baseline selection (SEL), auto, or none")
-		fs.StringVar(&o.baselineRef, "baseline-ref", "main", "with --baseline auto: the ref whose newest run is the baseline")
+		fs.StringVar(&j.Baseline, "baseline", "auto", "baseline selection (SEL), auto, or none")
+		fs.StringVar(&j.BaselineRef, "baseline-ref", "main", "with --baseline auto: the ref whose newest run is the baseline")
 		fs.StringVar(&o.ref, "ref", os.Getenv("GITHUB_REF_NAME"), "the ref this run tests, stored with it (default $GITHUB_REF_NAME)")
-		fs.StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "markdown report, appended (default $GITHUB_STEP_SUMMARY, else DIR/summary.md)")
-		fs.StringVar(&o.junit, "junit", "", "JUnit XML report (default DIR/junit.xml)")
-		fs.IntVar(&o.logLines, "log-lines", 40, "lines of each log of a failing cell shown in the CI log")
-		fs.IntVar(&o.logCells, "log-cells", 20, "failing cells whose logs are shown")
-		fs.StringVar(&o.report.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
-		fs.StringSliceVar(&o.report.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
-		fs.BoolVar(&o.report.gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
-		fs.StringVar(&o.artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass into this directory, for the workflow to upload")
-		fs.Int64Var(&o.artifactsMB, "artifacts-max-mb", 100, "with --artifacts: at most this many MiB in all (what is left out is listed in ARTIFACTS.txt)")
+		fs.StringVar(&o.ci.Summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "markdown report, appended (default $GITHUB_STEP_SUMMARY, else DIR/"+lane.SummaryFile+")")
+		fs.StringVar(&o.ci.JUnit, "junit", "", "JUnit XML report (default DIR/"+lane.JUnitFile+")")
+		fs.IntVar(&o.ci.LogLines, "log-lines", 40, "lines of each log of a failing cell shown in the CI log")
+		fs.IntVar(&o.ci.LogCells, "log-cells", 20, "failing cells whose logs are shown")
+		fs.StringVar(&j.Threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
+		fs.StringSliceVar(&j.PerMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
+		fs.BoolVar(&j.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
+		fs.StringVar(&o.ci.Artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass into this directory, for the workflow to upload")
+		fs.Int64Var(&o.ci.ArtifactsMB, "artifacts-max-mb", 100, "with --artifacts: at most this many MiB in all (what is left out is listed in ARTIFACTS.txt)")
 		return func(e *env, args []string) error {
 			spec, err := oneArg(args, "the spec file")
 			if err != nil {
@@ -65,200 +58,42 @@ sweep is cancelled before kvsweep ci exits, and it says so.`,
 }
 
 type ciOpts struct {
-	render             *renderOpts
-	submit             *submitOpts
-	report             *reportOpts
-	interval           time.Duration
-	baselineRef, ref   string
-	summary, junit     string
-	logLines, logCells int
-	artifacts          string
-	artifactsMB        int64
+	render   *lane.RenderOptions
+	submit   *lane.SubmitOptions
+	judging  lane.Judging
+	ci       lane.CI
+	interval time.Duration
+	ref      string
 }
 
+// run is the lane end to end: prepare, run, judge, write. A history store
+// that cannot be reached fails the lane, but after its verdict: the run
+// is judged and written all the same.
 func (o *ciOpts) run(e *env, spec string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	if err := o.render.render(e, spec); err != nil {
-		return err
+	l := newLane(e)
+	l.Render, l.Submit, l.Interval = *o.render, *o.submit, o.interval
+	l.Ended = func(cells []scheduler.CellStatus) {
+		fmt.Fprintf(e.stderr, "kvsweep ci: every cell ended: %s\n", scheduler.CountsLine(cells))
 	}
-	dir := o.render.out
-	err := o.submit.submit(e, dir, nil)
-	var cells []scheduler.CellStatus
-	if err == nil && ctx.Err() == nil {
-		cells, err = o.follow(ctx, e, dir)
-	}
-	if ctx.Err() != nil {
-		return o.cancelled(e, dir)
-	}
+	p, err := l.Prepare(ctx, spec)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "kvsweep ci: every cell ended: %s\n", scheduler.CountsLine(cells))
-	return o.judge(e, dir)
-}
-
-// judge collects the ended sweep, compares it and holds it to the gates.
-// A history store that cannot be reached fails the lane, but after its
-// verdict: the run is judged and written all the same.
-func (o *ciOpts) judge(e *env, dir string) error {
-	run, err := collect(e, dir, o.submit.sched, testrun.CollectOptions{Ref: o.ref}, o.submit.store, "")
-	var notStored *testrun.NotStoredError
-	if err != nil && !errors.As(err, &notStored) {
-		return err
-	}
-	o.showLogs(e, dir, run)
-	o.gather(e, run)
-	cmp, err := o.compare(e, run)
+	out, err := l.Run(ctx, p, o.ref)
 	if err != nil {
 		return err
 	}
-	if err := o.write(dir, run, cmp); err != nil {
+	v, err := l.WriteCI(p.Dir, out.Run, &o.judging, &o.ci)
+	if err != nil {
 		return err
 	}
-	var errs []error
-	if err := analysis.Check([]*testrun.Run{run}, cmp, o.report.gates); err != nil {
-		errs = append(errs, err)
-	} else {
+	if v.Gates == nil {
 		fmt.Fprintf(e.stderr, "kvsweep ci: every gate holds\n")
 	}
-	if notStored != nil {
-		errs = append(errs, notStored)
+	if out.NotStored != nil {
+		return errors.Join(v.Gates, out.NotStored)
 	}
-	return errors.Join(errs...)
-}
-
-// gather copies the evidence and logs of the cells that did not pass
-// into --artifacts, for the workflow to upload; a failure to is said, and
-// judges nothing.
-func (o *ciOpts) gather(e *env, run *testrun.Run) {
-	if o.artifacts == "" {
-		return
-	}
-	g, err := run.GatherArtifacts(o.artifacts, o.artifactsMB<<20)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "kvsweep ci: gathering the artifacts into %s: %v\n", o.artifacts, err)
-		return
-	}
-	fmt.Fprintf(e.stderr, "kvsweep ci: %d file(s) (%s) of the %d cell(s) that did not pass gathered into %s", g.Files, sweep.Size(g.Bytes), g.Cells, o.artifacts)
-	if len(g.LeftOut) > 0 {
-		fmt.Fprintf(e.stderr, "; %d left out (%s lists them)", len(g.LeftOut), filepath.Join(o.artifacts, "ARTIFACTS.txt"))
-	}
-	fmt.Fprintln(e.stderr)
-}
-
-// follow polls the sweep until every cell is terminal: a line per change.
-func (o *ciOpts) follow(ctx context.Context, e *env, dir string) ([]scheduler.CellStatus, error) {
-	_, sched, err := openSweep(e, dir, o.submit.sched)
-	if err != nil {
-		return nil, err
-	}
-	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: o.interval, Show: progress(e, o.submit.quiet),
-		Retried: retried(e), Paced: paced(e), Submit: o.submit.opts})
-}
-
-// cancelled cancels every live job of the sweep after a signal.
-func (o *ciOpts) cancelled(e *env, dir string) error {
-	_, sched, err := openSweep(e, dir, o.submit.sched)
-	if err != nil {
-		return err
-	}
-	ctx, done := context.WithTimeout(context.Background(), time.Minute)
-	defer done()
-	n, err := scheduler.Cancel(ctx, dir, sched, nil)
-	if err != nil {
-		return fmt.Errorf("interrupted, and cancelling the sweep's jobs failed: %w (run kvsweep cancel %s)", err, dir)
-	}
-	return fmt.Errorf("interrupted: cancelled %d task(s) of the sweep in %s", n, dir)
-}
-
-// compare picks the baseline and compares the run with it; nil without one.
-func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error) {
-	var base []*testrun.Run
-	label := o.report.baseline
-	switch o.report.baseline {
-	case "none", "":
-		return nil, nil
-	case "auto":
-		b, err := testrun.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			fmt.Fprintf(e.stderr, "kvsweep ci: no stored run of %s on %s to compare with (a first run); reporting this run alone\n", run.Name, o.baselineRef)
-			return nil, nil
-		}
-		base, label = []*testrun.Run{b}, b.ID+" ("+o.baselineRef+")"
-	default:
-		var err error
-		if base, err = testrun.SelectRuns(o.submit.store, o.report.baseline); err != nil {
-			return nil, err
-		}
-	}
-	opts, err := analysis.ParseThresholds(o.report.threshold, o.report.perMetric)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.stderr, "kvsweep ci: comparing with %s\n", label)
-	return analysis.Compare(label, base, run.ID, []*testrun.Run{run}, opts), nil
-}
-
-// write writes the step summary (comparison first) and the JUnit file.
-func (o *ciOpts) write(dir string, run *testrun.Run, cmp *analysis.Comparison) error {
-	var parts [][]byte
-	if cmp != nil {
-		var b bytes.Buffer
-		if err := reports.WriteComparison(&b, "markdown", cmp); err != nil {
-			return err
-		}
-		parts = append(parts, b.Bytes())
-	}
-	var b bytes.Buffer
-	if err := reports.WriteSummary(&b, "markdown", run); err != nil {
-		return err
-	}
-	parts = append(parts, b.Bytes())
-	summary := o.summary
-	if summary == "" {
-		summary = filepath.Join(dir, "summary.md")
-	}
-	f, err := os.OpenFile(summary, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteStepSummary(f, parts...); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	junit := o.junit
-	if junit == "" {
-		junit = filepath.Join(dir, "junit.xml")
-	}
-	var x bytes.Buffer
-	if err := reports.WriteJUnit(&x, run); err != nil {
-		return err
-	}
-	return os.WriteFile(junit, x.Bytes(), 0o644)
-}
-
-// showLogs prints the log tails of the cells that did not pass, one
-// ::group:: each (GitHub folds them).
-func (o *ciOpts) showLogs(e *env, dir string, run *testrun.Run) {
-	shown := 0
-	for _, c := range run.Cells {
-		if c.Outcome == testrun.OK && c.Class == "" {
-			continue
-		}
-		if shown == o.logCells {
-			fmt.Fprintf(e.stdout, "kvsweep ci: logs of further failing cells left out (--log-cells %d); kvsweep logs %s CELL shows them\n", o.logCells, dir)
-			return
-		}
-		shown++
-		fmt.Fprintf(e.stdout, "::group::cell %s (%s): %s\n", c.Name, c.CellID, testrun.OutcomeText(c))
-		writeLogTails(e.stdout, dir, c.CellID, o.logLines)
-		fmt.Fprintln(e.stdout, "::endgroup::")
-	}
+	return v.Gates
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/examples"
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -41,15 +42,14 @@ Needs bash and python3; no cluster, GPU or container.`,
 			if err := examples.WriteTo(specDir); err != nil {
 				return err
 			}
-			ro := &renderOpts{out: sweepDir}
-			if err := ro.render(e, filepath.Join(specDir, examples.Quickstart)); err != nil {
+			if _, err := prepare(e, &lane.RenderOptions{Out: sweepDir}, filepath.Join(specDir, examples.Quickstart)); err != nil {
 				return err
 			}
 			local := &scheduler.Config{Name: "local"}
-			if err := (&submitOpts{sched: local}).submit(e, sweepDir, nil); err != nil {
+			if err := submit(e, &lane.SubmitOptions{Sched: local}, sweepDir, nil); err != nil {
 				return err
 			}
-			run, err := collect(e, sweepDir, local, testrun.CollectOptions{}, *store, "")
+			run, err := schedLane(e, local, *store).Collect(sweepDir, testrun.CollectOptions{}, "")
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -85,36 +82,6 @@ func barProgress(e *env) func([]scheduler.CellStatus) {
 	}
 }
 
-// followLocal shows the progress of the local executor while it runs the
-// sweep in dir, from the sweep's records once a second, until stop. The
-// last call shows the final states.
-func followLocal(e *env, dir string, sched scheduler.Scheduler, show func([]scheduler.CellStatus)) (stop func([]scheduler.CellStatus)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if cells, _, err := scheduler.Status(ctx, dir, sched); err == nil && ctx.Err() == nil {
-					show(cells)
-				}
-			}
-		}
-	}()
-	return func(final []scheduler.CellStatus) {
-		cancel()
-		<-done
-		if final != nil {
-			show(final)
-		}
-	}
-}
-
 // countBar is a bar of done out of total for a terminal, cleared when
 // done: collect prints its own summary.
 func countBar(e *env, what string) func(done, total int) {
@@ -127,40 +94,6 @@ func countBar(e *env, what string) func(done, total int) {
 		_ = bar.Set(done)
 		if done == total {
 			_ = bar.Finish()
-		}
-	}
-}
-
-// prefixed writes whole lines to w, each after "[PREFIX] ": for what
-// runs at once (the probes of a bisect round, the sweeps of one status).
-func prefixed(w io.Writer, prefix string) io.Writer {
-	return &prefixWriter{w: w, prefix: "[" + prefix + "] "}
-}
-
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-var writeMu sync.Mutex // one line at a time onto the terminal
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		writeMu.Lock()
-		_, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
-		writeMu.Unlock()
-		p.buf = p.buf[i+1:]
-		if err != nil {
-			return len(b), err
 		}
 	}
 }

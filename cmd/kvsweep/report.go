@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/reports"
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -57,7 +52,7 @@ counts line goes to stderr, so stdout is the report alone).`,
 			if !*quiet && isTerminal(e.stderr) {
 				opts.Progress = countBar(e, "reading results")
 			}
-			run, err := collect(e, dir, cfg, opts, *store, format)
+			run, err := schedLane(e, cfg, *store).Collect(dir, opts, format)
 			if err != nil {
 				return err
 			}
@@ -193,69 +188,4 @@ func (o *reportOpts) checked(runs []*testrun.Run, cmp *analysis.Comparison, err 
 		return err
 	}
 	return analysis.Check(runs, cmp, o.gates)
-}
-
-// printCollected says why each cell without a valid result has none, and
-// the counts (on counts: stdout, or stderr when a report goes to stdout).
-func printCollected(e *env, run *testrun.Run, counts io.Writer) {
-	for _, c := range run.Cells {
-		if c.Outcome != testrun.OK {
-			fmt.Fprintf(e.stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
-		}
-	}
-	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
-}
-
-// askStates reads the sweep's manifest into opts and asks its scheduler
-// for its cells' final states.
-func askStates(e *env, dir string, cfg *scheduler.Config, opts *testrun.CollectOptions) error {
-	m, sched, err := openSweep(e, dir, cfg)
-	if err != nil {
-		return err
-	}
-	opts.Manifest = m // read once: a large sweep's manifest is megabytes
-	opts.States, err = scheduler.States(context.Background(), dir, sched, func(err error) {
-		fmt.Fprintf(e.stderr, "kvsweep collect: the scheduler could not be asked (%v); cells without a result show the state recorded in the sweep directory\n", err)
-	})
-	return err
-}
-
-// collect collects the sweep in dir with its cells' final states, writes
-// results.json and the store (unless storePath is empty), and prints one
-// line per cell without a valid result and the counts. With a report
-// format it then prints the run's report (made while results.json is
-// written), and the counts line goes to stderr instead of stdout.
-func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOptions, storePath string, format reports.Format) (*testrun.Run, error) {
-	if err := askStates(e, dir, cfg, &opts); err != nil {
-		return nil, err
-	}
-	var report bytes.Buffer
-	var reportErr error
-	var alongside func(*testrun.Run)
-	counts := e.stdout
-	if format != "" {
-		counts = e.stderr
-		alongside = func(run *testrun.Run) {
-			reportErr = reports.WriteRuns(&report, format, []*testrun.Run{run}, false, dir)
-		}
-	}
-	run, err := testrun.CollectDir(dir, opts, storePath, alongside)
-	var notStored *testrun.NotStoredError
-	if err != nil && !errors.As(err, &notStored) {
-		return nil, err
-	}
-	removeLeftovers(e, dir, func(id string) bool { s, ok := opts.States[id]; return ok && scheduler.Terminal(s.State) })
-	printCollected(e, run, counts)
-	if format != "" {
-		if reportErr != nil {
-			return nil, reportErr
-		}
-		if _, err := e.stdout.Write(report.Bytes()); err != nil {
-			return nil, err
-		}
-	}
-	if notStored != nil {
-		return run, notStored
-	}
-	return run, nil
 }

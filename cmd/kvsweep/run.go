@@ -27,13 +27,13 @@ quickstart spec's scheduler) the sweep runs on this machine.`,
 			if err != nil {
 				return err
 			}
-			if err := ro.render(e, path); err != nil {
+			if _, err := prepare(e, ro, path); err != nil {
 				return err
 			}
-			if err := so.submit(e, ro.out, nil); err != nil || !*wait || so.opts.DryRun {
+			if err := submit(e, so, ro.Out, nil); err != nil || !*wait || so.Opts.DryRun {
 				return err
 			}
-			cells, err := watchSweep(e, ro.out, so.sched, *interval, so.quiet, so.opts)
+			cells, err := watchSweep(e, ro.Out, so.Sched, *interval, so.Quiet, so.Opts)
 			if err != nil {
 				return err
 			}

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )
@@ -84,7 +83,7 @@ func statusOne(e *env, dir string, cfg *scheduler.Config, w watching) ([]schedul
 		return nil, err
 	}
 	saidWaiting(e, dir, cells, w.on)
-	removeLeftovers(e, dir, endedIn(cells))
+	lane.RemoveLeftovers(e.stderr, dir, lane.EndedIn(cells))
 	return cells, nil
 }
 
@@ -110,7 +109,7 @@ var cancelCmd = &command{
 			}
 			fmt.Fprintf(e.stdout, "cancelled %d tasks\n", n)
 			if cells, err := status(e, dir, cfg); err == nil {
-				removeLeftovers(e, dir, endedIn(cells))
+				lane.RemoveLeftovers(e.stderr, dir, lane.EndedIn(cells))
 			}
 			return nil
 		}
@@ -131,25 +130,11 @@ func status(e *env, dir string, cfg *scheduler.Config) ([]scheduler.CellStatus, 
 // progress: a bar on a terminal, a line per change otherwise.
 // so is what submits the cells of a paced sweep that wait for room.
 func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duration, quiet bool, so scheduler.SubmitOptions) ([]scheduler.CellStatus, error) {
-	_, sched, err := openSweep(e, dir, cfg)
-	if err != nil {
-		return nil, err
-	}
+	l := schedLane(e, cfg, "")
+	l.Interval, l.Submit.Quiet, l.Submit.Opts = interval, quiet, so
 	ctx, stop := interruptible()
 	defer stop()
-	return scheduler.Watch(ctx, dir, sched, scheduler.FollowOptions{Interval: interval, Show: progress(e, quiet), Retried: retried(e),
-		Paced: paced(e), Submit: so})
-}
-
-// paced says what a follower submitted of the cells that waited for room.
-func paced(e *env) func(*scheduler.SubmitReport) {
-	return func(rep *scheduler.SubmitReport) {
-		fmt.Fprintf(e.stderr, "kvsweep: submitted %d more cells as room appeared in the queue", rep.Cells)
-		if rep.Waiting > 0 {
-			fmt.Fprintf(e.stderr, "; %d still wait (%s)", rep.Waiting, waitReason(rep))
-		}
-		fmt.Fprintln(e.stderr)
-	}
+	return l.Watch(ctx, dir)
 }
 
 // saidWaiting says how many cells of a paced sweep wait for room.
@@ -163,17 +148,4 @@ func saidWaiting(e *env, dir string, cells []scheduler.CellStatus, watched bool)
 		return
 	}
 	fmt.Fprintf(e.stderr, "kvsweep: %d cells wait for room in the queue: kvsweep status %s --watch (or submit again) submits them as room appears\n", n, dir)
-}
-
-// retried says what an automatic retry of infra failures submitted.
-func retried(e *env) func([]scheduler.CellStatus, []string) {
-	return func(cells []scheduler.CellStatus, exclude []string) {
-		for _, c := range cells {
-			fmt.Fprintf(e.stderr, "kvsweep: cell %s (%s) failed outside the test (%s on %s, attempt %d); submitting it again", c.Name, c.ID, c.State, cmp.Or(c.Nodes, "no node"), c.Attempt)
-			if len(exclude) > 0 {
-				fmt.Fprintf(e.stderr, " away from %s", strings.Join(exclude, ","))
-			}
-			fmt.Fprintln(e.stderr)
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
 )
 
@@ -29,7 +30,7 @@ func statusMany(e *env, dirs []string, cfg *scheduler.Config, w watching, format
 	for i, dir := range dirs {
 		wg.Go(func() {
 			out[i] = sweepCells{Dir: dir}
-			out[i].Cells, out[i].err = statusOne(&env{stdout: e.stdout, stderr: prefixed(e.stderr, dir)}, dir, cfg, w)
+			out[i].Cells, out[i].err = statusOne(&env{stdout: e.stdout, stderr: lane.Prefixed(e.stderr, dir)}, dir, cfg, w)
 			out[i].Counts = scheduler.Counts(out[i].Cells)
 		})
 	}

@@ -1,15 +1,16 @@
-//go:build !lite
-
-package main
+package lane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/kvsweep/kvsweep/bisect"
-	"github.com/kvsweep/kvsweep/imagebuild"
+	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -21,49 +22,56 @@ import (
 // by set name with the names in the file's order. Before the sweep is
 // rendered the records are kept in a scratch directory; keep moves them
 // into the sweep once it is.
-func buildRevisions(e *env, spec *matrix.Spec, specPath, out, file string, insecure bool) (map[string]render.RevisionImage, []string, func(bool) error, error) {
-	r, err := bisect.LoadRevisions(file)
+func (l *Lane) buildRevisions(ctx context.Context, spec *matrix.Spec, specPath string) (map[string]render.RevisionImage, []string, func(bool) error, error) {
+	im, err := l.images("--revisions builds images")
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pins, err := specPins(spec, specPath)
+	r, err := bisect.LoadRevisions(l.Render.Revisions)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	work, keep, err := revisionsDir(out)
+	if spec.Container.Pins == "" {
+		return nil, nil, nil, fail.Usagef("--revisions: the spec has no container.pins to move revisions away from")
+	}
+	pins, err := im.Pins(specRelative(specPath, spec.Container.Pins))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ctx, stop := interruptible()
-	defer stop()
+	work, keep, err := revisionsDir(l.Render.Out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	sets, err := revisionSets(ctx, r, pins, work)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b := &revImages{pins: pins, addr: r.BuildkitAddr, mediaTypes: r.MediaTypes, insecure: insecure}
 	images := map[string]render.RevisionImage{}
 	var names []string
 	for _, s := range sets {
-		im, err := revisionImage(ctx, e, b, r, s, work)
+		req := ImageRequest{Pins: pins.File, Refs: s.Refs, Tag: r.Push + ":rev-" + s.Name, Dir: filepath.Join(work, s.Name),
+			Addr: r.BuildkitAddr, MediaTypes: r.MediaTypes, Insecure: l.Render.Insecure}
+		built, err := l.revisionImage(ctx, req, r, s)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		images[s.Name] = render.RevisionImage{Image: pullRef(r.PullRegistry, im.Ref), Expect: im.Expect}
+		images[s.Name] = render.RevisionImage{Image: PullRef(r.PullRegistry, built.Ref), Expect: built.Expect}
 		names = append(names, s.Name)
 	}
 	return images, names, keep, nil
 }
 
 // revisionImage is one set's image, built or found.
-func revisionImage(ctx context.Context, e *env, b *revImages, r *bisect.Revisions, s bisect.Set, work string) (*probeImage, error) {
-	im, skip, err := b.image(ctx, s.Refs, r.Push+":rev-"+s.Name, filepath.Join(work, s.Name), func(event, detail string) {
+func (l *Lane) revisionImage(ctx context.Context, req ImageRequest, r *bisect.Revisions, s bisect.Set) (*Image, error) {
+	req.Journal = func(event, detail string) {
 		switch event {
 		case "built":
-			fmt.Fprintf(e.stderr, "kvsweep: revision %s: built %s\n", s.Name, detail)
+			fmt.Fprintf(l.Stderr, "kvsweep: revision %s: built %s\n", s.Name, detail)
 		case "reuse":
-			fmt.Fprintf(e.stderr, "kvsweep: revision %s: already pushed: %s\n", s.Name, detail)
+			fmt.Fprintf(l.Stderr, "kvsweep: revision %s: already pushed: %s\n", s.Name, detail)
 		}
-	})
+	}
+	im, skip, err := l.image(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("revision %s: %w", s.Name, err)
 	}
@@ -109,25 +117,13 @@ func revisionsDir(out string) (string, func(bool) error, error) {
 	}, nil
 }
 
-// specPins reads the spec's container.pins.
-func specPins(spec *matrix.Spec, specPath string) (*imagebuild.Pins, error) {
-	if spec.Container.Pins == "" {
-		return nil, usagef("--revisions: the spec has no container.pins to move revisions away from")
-	}
-	pinsPath := spec.Container.Pins
-	if !filepath.IsAbs(pinsPath) {
-		pinsPath = filepath.Join(filepath.Dir(specPath), pinsPath)
-	}
-	return imagebuild.LoadPins(pinsPath)
-}
-
 // revisionSets are the file's sets, each component checked against the
 // pins, then a set per commit of its range.
-func revisionSets(ctx context.Context, r *bisect.Revisions, pins *imagebuild.Pins, out string) ([]bisect.Set, error) {
+func revisionSets(ctx context.Context, r *bisect.Revisions, pins *Pins, out string) ([]bisect.Set, error) {
 	for _, s := range r.Sets {
 		for name := range s.Refs {
 			if pins.Component(name) == nil {
-				return nil, usagef("%s: revision %s: component %q is not in %s", r.Where(s.Pos), s.Name, name, pins.File)
+				return nil, fail.Usagef("%s: revision %s: component %q is not in %s", r.Where(s.Pos), s.Name, name, pins.File)
 			}
 		}
 	}
@@ -136,9 +132,9 @@ func revisionSets(ctx context.Context, r *bisect.Revisions, pins *imagebuild.Pin
 	}
 	c := pins.Component(r.Range.Component)
 	if c == nil {
-		return nil, usagef("%s: range: component %q is not in %s", r.Where(r.Range.Pos), r.Range.Component, pins.File)
+		return nil, fail.Usagef("%s: range: component %q is not in %s", r.Where(r.Range.Pos), r.Range.Component, pins.File)
 	}
-	repo, err := componentRepo(ctx, c, filepath.Join(out, "revisions"))
+	repo, err := ComponentRepo(ctx, c, filepath.Join(out, "revisions"))
 	if err != nil {
 		return nil, err
 	}
@@ -151,4 +147,39 @@ func revisionSets(ctx context.Context, r *bisect.Revisions, pins *imagebuild.Pin
 		sets = append(sets, bisect.Set{Name: cm.Short(), Refs: map[string]string{c.Name: cm.SHA}, Pos: r.Range.Pos})
 	}
 	return sets, nil
+}
+
+// ComponentRepo is the git repository a component's commits are read
+// from: its checkout, or a bare mirror of its repository under dir
+// (cloned once, fetched after).
+func ComponentRepo(ctx context.Context, c *Component, dir string) (string, error) {
+	if c.Path != "" {
+		return c.Path, nil
+	}
+	mirror := filepath.Join(dir, "mirror", c.Name+".git")
+	if _, err := os.Stat(mirror); err == nil {
+		return mirror, RunGit(ctx, "", "-C", mirror, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	}
+	return mirror, RunGit(ctx, "", "clone", "--quiet", "--bare", "--end-of-options", c.Repo, mirror)
+}
+
+// RunGit runs git in dir; its error carries git's message.
+func RunGit(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// PullRef is ref from registry instead of the one it names (none: as is).
+func PullRef(registry, ref string) string {
+	if registry == "" {
+		return ref
+	}
+	_, rest, _ := strings.Cut(ref, "/")
+	return registry + "/" + rest
 }
