@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -82,7 +83,7 @@ func Exclusions(ledger []NodeRecord, min int) []string {
 // were collected within window of now (0: all).
 // No store yet is an empty ledger.
 func LedgerFromStore(path string, window time.Duration, now time.Time) ([]NodeRecord, error) {
-	runs, err := testrun.StoredRuns(path, true)
+	runs, err := history.StoredRuns(path, true)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history/bolt"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -20,7 +21,7 @@ func TestNotesRoundTrip(t *testing.T) {
 	mixed := collected(t, "mixed")
 	base := collected(t, "base")
 	path := filepath.Join(t.TempDir(), "history.db")
-	st, err := testrun.OpenStore(path, false)
+	st, err := bolt.Open(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}

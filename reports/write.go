@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -60,7 +61,7 @@ type HistoryQuery struct {
 // storePath that match q: a table of runs (markdown, table, csv, json),
 // JUnit, or the HTML page. It returns the runs it reported.
 func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) ([]*testrun.Run, error) {
-	fs, err := testrun.ParseFilters(q.Filters)
+	fs, err := history.ParseFilters(q.Filters)
 	if err != nil {
 		return nil, fail.Usagef("--filter: %v", err)
 	}
@@ -68,11 +69,11 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	if err != nil {
 		return nil, err
 	}
-	all, err := testrun.StoredRuns(storePath, false)
+	all, err := history.StoredRuns(storePath, false)
 	if err != nil {
 		return nil, err
 	}
-	runs := testrun.InWindow(testrun.Select(all, fs), from, to)
+	runs := history.InWindow(history.Select(all, fs), from, to)
 	switch format {
 	case "junit":
 		return runs, WriteJUnit(w, runs...)
@@ -89,7 +90,7 @@ func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) (
 	}
 	if len(runs) == 0 && (format == "markdown" || format == "table") {
 		what := append([]string{fmt.Sprintf("%d stored run(s)", len(all))}, q.terms()...)
-		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", testrun.Redact(storePath), strings.Join(what, ", "))
+		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", history.Redact(storePath), strings.Join(what, ", "))
 		return nil, err
 	}
 	return runs, WriteHistory(w, format, analysis.History(runs, figures), figures)

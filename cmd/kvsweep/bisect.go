@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -87,7 +88,7 @@ func bisectFlags(fs *pflag.FlagSet) *bisectOpts {
 	fs.StringVar(&o.sched.Name, "scheduler", "", "slurm, local or k8s (default: the spec's)")
 	fs.DurationVar(&o.sched.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between polls of a probe's sweep")
-	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+	fs.StringVar(&o.store, "store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 	return o
 }
 

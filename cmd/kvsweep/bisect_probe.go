@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/imagebuild"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -28,7 +29,7 @@ type prober struct {
 	o       *bisectOpts
 	spec    string
 	pins    *imagebuild.Pins
-	filters []testrun.Filter
+	filters []history.Filter
 	id      string
 
 	goodMu   sync.Mutex
@@ -62,7 +63,7 @@ func newProber(e *env, o *bisectOpts, spec string) (*prober, error) {
 		return nil, usagef("--component %q is not in %s", o.component, pinsPath)
 	}
 	if o.cells != "" {
-		if p.filters, err = testrun.ParseFilters(strings.Split(o.cells, ",")); err != nil {
+		if p.filters, err = history.ParseFilters(strings.Split(o.cells, ",")); err != nil {
 			return nil, usagef("--cells: %v", err)
 		}
 	}

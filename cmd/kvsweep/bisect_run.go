@@ -16,6 +16,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
@@ -46,7 +47,7 @@ func (p *prober) runCells(ctx context.Context, e *env, c bisect.Commit, im *prob
 		return nil, err
 	}
 	run, err := collect(e, dir, p.o.sched, testrun.CollectOptions{}, p.o.store, "")
-	var notStored *testrun.NotStoredError
+	var notStored *history.NotStoredError
 	if errors.As(err, &notStored) {
 		fmt.Fprintf(e.stderr, "kvsweep bisect: %v\n", err)
 	} else if err != nil {
@@ -243,7 +244,7 @@ func (p *prober) note(e *env, c bisect.Commit, o bisect.Outcome) {
 	if o.Reason != "" {
 		text += " (" + o.Reason + ")"
 	}
-	if _, err := testrun.Annotate(p.o.store, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
+	if _, err := history.Annotate(p.o.store, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
 		fmt.Fprintf(e.stderr, "kvsweep bisect: the note on %s was not stored: %v\n", c.Short(), err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -103,7 +104,7 @@ func (o *ciOpts) run(e *env, spec string) error {
 // verdict: the run is judged and written all the same.
 func (o *ciOpts) judge(e *env, dir string) error {
 	run, err := collect(e, dir, o.submit.sched, testrun.CollectOptions{Ref: o.ref}, o.submit.store, "")
-	var notStored *testrun.NotStoredError
+	var notStored *history.NotStoredError
 	if err != nil && !errors.As(err, &notStored) {
 		return err
 	}
@@ -180,7 +181,7 @@ func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error)
 	case "none", "":
 		return nil, nil
 	case "auto":
-		b, err := testrun.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
+		b, err := history.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +192,7 @@ func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error)
 		base, label = []*testrun.Run{b}, b.ID+" ("+o.baselineRef+")"
 	default:
 		var err error
-		if base, err = testrun.SelectRuns(o.submit.store, o.report.baseline); err != nil {
+		if base, err = history.SelectRuns(o.submit.store, o.report.baseline); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -34,7 +35,7 @@ from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
-		store := fs.String("store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+		store := fs.String("store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest result.json accepted, in bytes")
 		quiet := quietFlag(fs)
@@ -121,9 +122,9 @@ across the sides on every parameter except the filtered ones.`,
 			case len(args) != 1:
 				return usagef("give a sweep directory or run (SEL), --baseline and --candidate, or --history")
 			}
-			runs, err := testrun.SelectRuns(o.store, args[0])
+			runs, err := history.SelectRuns(o.store, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.format, runs, testrun.IsSelector(args[0]), args[0])
+				err = reports.WriteRuns(e.stdout, o.format, runs, history.IsSelector(args[0]), args[0])
 			}
 			return o.checked(runs, nil, err)
 		}
@@ -156,7 +157,7 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 	fs.BoolVar(&o.check, "check", false, "exit 3 on failed or INVALID cases, cells without a result, regressions, or a comparison that matched no cell or lost a baseline cell or case")
 	fs.BoolVar(&o.gates.RequireProvenance, "require-provenance", false, "with --check: fail a cell that ran without the image's source-revisions.json")
-	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store")
+	fs.StringVar(&o.store, "store", history.DefaultStorePath(), "history store")
 	return o
 }
 
@@ -236,8 +237,8 @@ func collect(e *env, dir string, cfg *scheduler.Config, opts testrun.CollectOpti
 			reportErr = reports.WriteRuns(&report, format, []*testrun.Run{run}, false, dir)
 		}
 	}
-	run, err := testrun.CollectDir(dir, opts, storePath, alongside)
-	var notStored *testrun.NotStoredError
+	run, err := history.CollectDir(dir, opts, storePath, alongside)
+	var notStored *history.NotStoredError
 	if err != nil && !errors.As(err, &notStored) {
 		return nil, err
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // schedFlags are the flags that pick and configure the scheduler.
@@ -77,7 +77,7 @@ func submitFlags(fs *pflag.FlagSet) *submitOpts {
 	fs.StringVar(&o.lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	fs.IntVar(&o.badNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
 	fs.DurationVar(&o.badWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
-	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+	fs.StringVar(&o.store, "store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "show no progress while the local executor runs or --wait waits")
 	return o
 }
