@@ -29,9 +29,9 @@ type Sides struct {
 	Ignore               []string
 }
 
-// SelectSides reads the runs of both sides from the store at storePath
-// (or the sweep directories the selections name).
-func SelectSides(storePath string, q SideQuery) (*Sides, error) {
+// SelectSides reads the runs of both sides from the store h (or the
+// sweep directories the selections name).
+func SelectSides(h history.History, q SideQuery) (*Sides, error) {
 	if q.Selection == "" && (q.Baseline == "" || q.Candidate == "") {
 		return nil, fail.Usagef("--baseline and --candidate go together")
 	}
@@ -46,7 +46,7 @@ func SelectSides(storePath string, q SideQuery) (*Sides, error) {
 	bfs, cfs := strings.Join(q.BaseFilter, ","), strings.Join(q.CandFilter, ",")
 	s := &Sides{BaseLabel: strings.TrimSpace(q.Baseline + " " + bfs), CandLabel: strings.TrimSpace(q.Candidate + " " + cfs)}
 	if sel := q.Selection; sel != "" {
-		runs, err := history.SelectRuns(storePath, sel)
+		runs, err := history.SelectRuns(h, sel)
 		if err != nil {
 			return nil, err
 		}
@@ -59,10 +59,10 @@ func SelectSides(storePath string, q SideQuery) (*Sides, error) {
 		}
 		return s, nil
 	}
-	if s.Base, err = history.SelectRuns(storePath, q.Baseline); err != nil {
+	if s.Base, err = history.SelectRuns(h, q.Baseline); err != nil {
 		return nil, err
 	}
-	if s.Cand, err = history.SelectRuns(storePath, q.Candidate); err != nil {
+	if s.Cand, err = history.SelectRuns(h, q.Candidate); err != nil {
 		return nil, err
 	}
 	if len(bf) > 0 {

@@ -39,6 +39,12 @@ type History interface {
 	// Runs returns every stored run with its notes, oldest first (by
 	// start, then collection), as one consistent snapshot.
 	Runs() ([]*testrun.Run, error)
+	// Query returns the runs q selects, as Apply over Runs would, oldest
+	// first: answered by the store from its index or tables, not by
+	// reading every run.
+	Query(q Query) ([]*testrun.Run, error)
+	// Count is the number of stored runs.
+	Count() (int, error)
 	// AddNote stores n after the notes already kept for its sweep.
 	AddNote(n testrun.Note) error
 	// String is where the store is, as messages name it: a path, or a

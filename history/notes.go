@@ -10,23 +10,24 @@ import (
 )
 
 // Annotate stores a note on the run sel names — a sweep directory or a
-// sweep id in the store at storePath — and, when n.Cell is set, on that
+// sweep id in the store h — and, when n.Cell is set, on that
 // cell (its id or name; the note keeps the name). The run need not be
 // collected yet when sel is a sweep directory.
-func Annotate(storePath, sel string, n testrun.Note) (testrun.Note, error) {
+func Annotate(h History, sel string, n testrun.Note) (testrun.Note, error) {
 	m, err := sweep.ReadManifest(sel)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return n, err
 	}
-	notFound := fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, Redact(storePath))
-	if _, serr := os.Stat(storePath); m == nil && serr != nil && !IsURL(storePath) {
-		return n, notFound // no store yet: do not create one for nothing
+	notFound := fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, h)
+	if l, ok := h.(*Lazy); ok && m == nil && l.st == nil && !IsURL(l.loc) {
+		if _, err := os.Stat(l.loc); err != nil {
+			return n, notFound // no store yet: do not create one for nothing
+		}
 	}
-	st, err := Open(storePath, false)
-	if err != nil {
+	if err := Opened(h); err != nil {
 		return n, err
 	}
-	defer st.Close()
+	st := h
 	cells := map[string]string{} // id and name -> name
 	if m != nil {
 		n.Sweep = m.SweepID

@@ -71,9 +71,10 @@ func (e *NotStoredError) Error() string {
 func (e *NotStoredError) Unwrap() error { return e.Err }
 
 // SelectRuns resolves a selection SEL: a sweep directory (its
-// results.json), a sweep id in the history store at storePath, or a
-// KEY=VALUE[,KEY=VALUE] selector over the stored runs.
-func SelectRuns(storePath, sel string) ([]*testrun.Run, error) {
+// results.json), a sweep id in the history store h, or a
+// KEY=VALUE[,KEY=VALUE] selector over the stored runs. A sweep directory
+// is read without opening h.
+func SelectRuns(h History, sel string) ([]*testrun.Run, error) {
 	if fi, err := os.Stat(filepath.Join(sel, sweep.ManifestFile)); err == nil && !fi.IsDir() {
 		r, err := testrun.ReadRun(sel)
 		if err != nil {
@@ -81,50 +82,45 @@ func SelectRuns(storePath, sel string) ([]*testrun.Run, error) {
 		}
 		return []*testrun.Run{r}, nil
 	}
-	st, err := Open(storePath, true)
-	if err != nil {
+	if err := Opened(h); err != nil {
 		return nil, fmt.Errorf("%q is not a sweep directory, and %w", sel, err)
 	}
-	defer st.Close()
 	if strings.Contains(sel, "=") {
 		fs, err := ParseFilters(strings.Split(sel, ","))
 		if err != nil {
 			return nil, fail.Usagef("%v", err)
 		}
-		all, err := st.Runs()
+		runs, err := h.Query(Query{Filters: fs})
 		if err != nil {
 			return nil, err
 		}
-		if runs := Select(all, fs); len(runs) > 0 {
+		if len(runs) > 0 {
 			return runs, nil
 		}
 		return nil, fail.Usagef("no stored run has cells matching %s", sel)
 	}
-	r, err := st.Get(sel)
+	r, err := h.Get(sel)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
-		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, st)
+		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, h)
 	}
 	return []*testrun.Run{r}, nil
 }
 
-// Latest returns the newest run in the store at storePath with that name
-// and ref, other than the run except; nil when there is none (no store
-// yet is none).
-func Latest(storePath, name, ref, except string) (*testrun.Run, error) {
-	all, err := StoredRuns(storePath, true)
-	if err != nil {
+// Latest returns the newest run in the store h with that name and ref,
+// other than the run except; nil when there is none (no store yet is
+// none).
+func Latest(h History, name, ref, except string) (*testrun.Run, error) {
+	if Missing(h) {
+		return nil, nil
+	}
+	runs, err := h.Query(Query{Named: true, Name: name, Ref: ref, Except: except, Newest: true})
+	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
-	var best *testrun.Run
-	for _, r := range all {
-		if r.Name == name && r.Ref == ref && r.ID != except && (best == nil || r.CollectedAt.After(best.CollectedAt)) {
-			best = r
-		}
-	}
-	return best, nil
+	return runs[0], nil
 }
 
 // StoredRuns reads every run of the store at path (a bbolt file or a

@@ -244,7 +244,9 @@ func (p *prober) note(e *env, c bisect.Commit, o bisect.Outcome) {
 	if o.Reason != "" {
 		text += " (" + o.Reason + ")"
 	}
-	if _, err := history.Annotate(p.o.store, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
+	h := history.OpenLazy(p.o.store, false)
+	defer h.Close()
+	if _, err := history.Annotate(h, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
 		fmt.Fprintf(e.stderr, "kvsweep bisect: the note on %s was not stored: %v\n", c.Short(), err)
 	}
 }

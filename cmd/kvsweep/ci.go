@@ -177,11 +177,13 @@ func (o *ciOpts) cancelled(e *env, dir string) error {
 func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error) {
 	var base []*testrun.Run
 	label := o.report.baseline
+	h := history.OpenLazy(o.submit.store, true)
+	defer h.Close()
 	switch o.report.baseline {
 	case "none", "":
 		return nil, nil
 	case "auto":
-		b, err := history.Latest(o.submit.store, run.Name, o.baselineRef, run.ID)
+		b, err := history.Latest(h, run.Name, o.baselineRef, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +194,7 @@ func (o *ciOpts) compare(e *env, run *testrun.Run) (*analysis.Comparison, error)
 		base, label = []*testrun.Run{b}, b.ID+" ("+o.baselineRef+")"
 	default:
 		var err error
-		if base, err = history.SelectRuns(o.submit.store, o.report.baseline); err != nil {
+		if base, err = history.SelectRuns(h, o.report.baseline); err != nil {
 			return nil, err
 		}
 	}

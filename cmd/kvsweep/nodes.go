@@ -34,7 +34,9 @@ nodes with at least N such failures out.`,
 			if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
 				return err
 			}
-			ledger, err := analysis.LedgerFromStore(*store, *window, time.Now())
+			h := history.OpenLazy(*store, true)
+			defer h.Close()
+			ledger, err := analysis.LedgerFromStore(h, *window, time.Now())
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,9 @@ The author is --author, else git's user.name, else $USER.`,
 			if *author == "" {
 				*author = defaultAuthor()
 			}
-			n, err := history.Annotate(*store, sel, testrun.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
+			h := history.OpenLazy(*store, false)
+			defer h.Close()
+			n, err := history.Annotate(h, sel, testrun.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
 			if err != nil {
 				return err
 			}

@@ -106,10 +106,11 @@ across the sides on every parameter except the filtered ones.`,
 			if err := oneOf("format", o.format, "markdown", "table", "csv", "json", "junit", "html"); err != nil {
 				return err
 			}
+			o.h = history.OpenLazy(o.store, true)
+			defer o.h.Close()
 			switch {
 			case o.history:
-				runs, err := reports.WriteHistoryReport(e.stdout, o.store, o.format, o.query)
-				return o.checked(runs, nil, err)
+				return o.historyReport(e)
 			case o.baseline != "" || o.candidate != "":
 				return o.compare(e, "")
 			case len(o.baseFilter) > 0:
@@ -122,7 +123,7 @@ across the sides on every parameter except the filtered ones.`,
 			case len(args) != 1:
 				return usagef("give a sweep directory or run (SEL), --baseline and --candidate, or --history")
 			}
-			runs, err := history.SelectRuns(o.store, args[0])
+			runs, err := history.SelectRuns(o.h, args[0])
 			if err == nil {
 				err = reports.WriteRuns(e.stdout, o.format, runs, history.IsSelector(args[0]), args[0])
 			}
@@ -138,6 +139,7 @@ type reportOpts struct {
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
 	gates                                         analysis.Gates
+	h                                             *history.Lazy // the store, opened once, when first read
 }
 
 func reportFlags(fs *pflag.FlagSet) *reportOpts {
@@ -161,6 +163,24 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	return o
 }
 
+// historyReport is report --history: the store answers the query, and
+// the report formats the runs it returned.
+func (o *reportOpts) historyReport(e *env) error {
+	q, err := history.HistoryQuery(o.query.Filters, o.query.Since, o.query.Until)
+	if err != nil {
+		return err
+	}
+	runs, err := o.h.Query(q)
+	if err == nil && len(runs) == 0 {
+		o.query.Store = o.h.String()
+		o.query.Stored, err = o.h.Count()
+	}
+	if err == nil {
+		err = reports.WriteHistoryReport(e.stdout, o.format, runs, o.query)
+	}
+	return o.checked(runs, nil, err)
+}
+
 // compare is report --baseline A --candidate B, or, with sel, report SEL
 // --baseline-filter K=V [--candidate-filter K=V]: one selection split into
 // the two sides. Filters on two selections narrow each side. Either way
@@ -173,7 +193,7 @@ func (o *reportOpts) compare(e *env, sel string) error {
 	if err != nil {
 		return err
 	}
-	sides, err := analysis.SelectSides(o.store, analysis.SideQuery{Selection: sel, Baseline: o.baseline, Candidate: o.candidate,
+	sides, err := analysis.SelectSides(o.h, analysis.SideQuery{Selection: sel, Baseline: o.baseline, Candidate: o.candidate,
 		BaseFilter: o.baseFilter, CandFilter: o.candFilter})
 	if err != nil {
 		return err

@@ -88,7 +88,9 @@ func (o *submitOpts) excluded(e *env) ([]string, error) {
 	if o.badNodes <= 0 {
 		return o.opts.Exclude, nil
 	}
-	ledger, err := analysis.LedgerFromStore(o.store, o.badWindow, time.Now())
+	h := history.OpenLazy(o.store, true)
+	defer h.Close()
+	ledger, err := analysis.LedgerFromStore(h, o.badWindow, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -228,3 +228,18 @@ func CopyFile(src, dst string) error {
 	_, err = cp.Runs()
 	return err
 }
+
+// Query returns the runs q selects, oldest first.
+func (s *Store) Query(q history.Query) ([]*testrun.Run, error) { return history.Scan(s, q) }
+
+// Count is the number of stored runs.
+func (s *Store) Count() (int, error) {
+	n := 0
+	err := s.view(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(runsBucket); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n, err
+}

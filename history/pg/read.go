@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -99,4 +100,19 @@ func (s *Store) notes(ctx context.Context, tx pgx.Tx, where string, args ...any)
 		return nil
 	})
 	return out, err
+}
+
+// Query returns the runs q selects, oldest first.
+func (s *Store) Query(q history.Query) ([]*testrun.Run, error) { return history.Scan(s, q) }
+
+// Count is the number of stored runs.
+func (s *Store) Count() (int, error) {
+	if s.empty {
+		return 0, nil
+	}
+	var n int
+	err := s.snapshot("counting the runs", func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM kvsweep.runs`).Scan(&n)
+	})
+	return n, err
 }
