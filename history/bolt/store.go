@@ -87,8 +87,10 @@ func Open(path string, readOnly bool) (*Store, error) {
 	}
 	if !readOnly {
 		if err := s.update(func(tx *bbolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(runsBucket)
-			return err
+			if _, err := tx.CreateBucketIfNotExists(runsBucket); err != nil {
+				return err
+			}
+			return ensureIndex(tx)
 		}); err != nil {
 			s.db.Close()
 			return nil, err
@@ -132,21 +134,25 @@ func (s *Store) Put(run *testrun.Run) error {
 	if err != nil {
 		return err
 	}
-	return s.put(run.ID, b)
+	return s.put(run, b)
 }
 
 // PutEncoded stores a run encoded by EncodeRun (results.json's bytes).
 func (s *Store) PutEncoded(run *testrun.Run, doc []byte) error {
-	return s.put(run.ID, bytes.TrimSuffix(doc, []byte("\n")))
+	return s.put(run, bytes.TrimSuffix(doc, []byte("\n")))
 }
 
 // String is the store's path.
 func (s *Store) String() string { return s.path }
 
-// put stores a run as encoded (json.Marshal's bytes, without notes).
-func (s *Store) put(id string, b []byte) error {
+// put stores a run as encoded (json.Marshal's bytes, without notes), and
+// its index entries, in one transaction.
+func (s *Store) put(run *testrun.Run, b []byte) error {
 	return s.update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(runsBucket).Put([]byte(id), b)
+		if err := tx.Bucket(runsBucket).Put([]byte(run.ID), b); err != nil {
+			return err
+		}
+		return reindex(tx, run.ID, run)
 	})
 }
 
@@ -229,8 +235,50 @@ func CopyFile(src, dst string) error {
 	return err
 }
 
-// Query returns the runs q selects, oldest first.
-func (s *Store) Query(q history.Query) ([]*testrun.Run, error) { return history.Scan(s, q) }
+// Query returns the runs q selects, oldest first: those the index names,
+// decoded and held to q (history.Apply). A store without the index (one
+// written before it, opened read-only) is read whole.
+func (s *Store) Query(q history.Query) ([]*testrun.Run, error) {
+	var runs []*testrun.Run
+	scan := false
+	err := s.view(func(tx *bbolt.Tx) error {
+		idx, b := tx.Bucket(indexBucket), tx.Bucket(runsBucket)
+		if b == nil {
+			return nil
+		}
+		if idx == nil || string(idx.Get(indexVersionKey)) != indexVersion {
+			scan = true
+			return nil
+		}
+		ids, all := candidates(idx, q)
+		if scan = all; all {
+			return nil
+		}
+		for _, id := range ids {
+			v := b.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			r, err := testrun.DecodeRun(bytes.Clone(v))
+			if err != nil {
+				return fmt.Errorf("run %s: %w", id, err)
+			}
+			if r.Notes, err = notesOf(tx, id); err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if scan {
+		return history.Scan(s, q)
+	}
+	testrun.SortRuns(runs)
+	return history.Apply(runs, q), nil
+}
 
 // Count is the number of stored runs.
 func (s *Store) Count() (int, error) {

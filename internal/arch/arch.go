@@ -50,7 +50,7 @@ var Allowed = map[string][]string{
 	"internal/arch":      {},
 	"internal/etcdtest":  {},
 	"internal/pgtest":    {},
-	"internal/storetest": {"history", "internal/runtest", "internal/sweeptest", "result", "testrun"},
+	"internal/storetest": {"history", "internal/runtest", "internal/sweeptest", "provenance", "result", "testrun"},
 	"internal/fail":      {},
 	"internal/fill":      {},
 	"internal/golden":    {},

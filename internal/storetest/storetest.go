@@ -28,6 +28,7 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"NotesInOrder", notesInOrder},
 		{"ReadOnly", readOnly},
 		{"ConcurrentWriters", concurrentWriters},
+		{"QueryAgrees", queryAgrees},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, fresh(t)) })
 	}
