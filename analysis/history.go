@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -18,12 +19,12 @@ var DefaultFigures = []string{"guard_promoted_s", "first_correct_response_s", "r
 // no cand, every cell that does not match base. ignore lists the cell
 // parameters the filters name: the sides differ in them by construction,
 // so cells are matched across the sides on the others.
-func Split(runs []*testrun.Run, base, cand []testrun.Filter) (baseline, candidate []*testrun.Run, ignore []string) {
-	baseline = testrun.Select(runs, base)
+func Split(runs []*testrun.Run, base, cand []history.Filter) (baseline, candidate []*testrun.Run, ignore []string) {
+	baseline = history.Select(runs, base)
 	if len(cand) > 0 {
-		candidate = testrun.Select(runs, cand)
+		candidate = history.Select(runs, cand)
 	} else {
-		candidate = testrun.KeepCells(runs, func(c testrun.CellResult) bool { return !testrun.Match(c, base) })
+		candidate = history.KeepCells(runs, func(c testrun.CellResult) bool { return !history.Match(c, base) })
 	}
 	for _, f := range append(slices.Clone(base), cand...) {
 		if !strings.HasPrefix(f.Key, "image.") && !slices.Contains(ignore, f.Key) {

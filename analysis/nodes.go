@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -78,17 +79,21 @@ func Exclusions(ledger []NodeRecord, min int) []string {
 	return out
 }
 
-// LedgerFromStore reads the ledger of the runs in the store at path that
-// were collected within window of now (0: all).
-// No store yet is an empty ledger.
-func LedgerFromStore(path string, window time.Duration, now time.Time) ([]NodeRecord, error) {
-	runs, err := testrun.StoredRuns(path, true)
-	if err != nil {
-		return nil, err
-	}
+// LedgerFromStore reads the ledger of the runs in the store h that were
+// collected within window of now (0: all): the store selects the runs
+// and cells with a failure outside the test. No store yet is an empty
+// ledger.
+func LedgerFromStore(h history.History, window time.Duration, now time.Time) ([]NodeRecord, error) {
 	var since time.Time
 	if window > 0 {
 		since = now.Add(-window)
+	}
+	if history.Missing(h) {
+		return BadNodes(nil, since), nil
+	}
+	runs, err := h.Query(history.Query{CollectedSince: since, InfraFailures: true})
+	if err != nil {
+		return nil, err
 	}
 	return BadNodes(runs, since), nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -12,7 +13,7 @@ import (
 // filters (Selection set: its cells matching BaseFilter against the rest,
 // or against those matching CandFilter), or a Baseline and a Candidate
 // selection, each narrowed by its filter. A selection is what
-// testrun.SelectRuns takes.
+// history.SelectRuns takes.
 type SideQuery struct {
 	Selection              string
 	Baseline, Candidate    string
@@ -28,24 +29,24 @@ type Sides struct {
 	Ignore               []string
 }
 
-// SelectSides reads the runs of both sides from the store at storePath
-// (or the sweep directories the selections name).
-func SelectSides(storePath string, q SideQuery) (*Sides, error) {
+// SelectSides reads the runs of both sides from the store h (or the
+// sweep directories the selections name).
+func SelectSides(h history.History, q SideQuery) (*Sides, error) {
 	if q.Selection == "" && (q.Baseline == "" || q.Candidate == "") {
 		return nil, fail.Usagef("--baseline and --candidate go together")
 	}
-	bf, err := testrun.ParseFilters(q.BaseFilter)
+	bf, err := history.ParseFilters(q.BaseFilter)
 	if err != nil {
 		return nil, fail.Usagef("--baseline-filter: %v", err)
 	}
-	cf, err := testrun.ParseFilters(q.CandFilter)
+	cf, err := history.ParseFilters(q.CandFilter)
 	if err != nil {
 		return nil, fail.Usagef("--candidate-filter: %v", err)
 	}
 	bfs, cfs := strings.Join(q.BaseFilter, ","), strings.Join(q.CandFilter, ",")
 	s := &Sides{BaseLabel: strings.TrimSpace(q.Baseline + " " + bfs), CandLabel: strings.TrimSpace(q.Candidate + " " + cfs)}
 	if sel := q.Selection; sel != "" {
-		runs, err := testrun.SelectRuns(storePath, sel)
+		runs, err := history.SelectRuns(h, sel)
 		if err != nil {
 			return nil, err
 		}
@@ -58,10 +59,10 @@ func SelectSides(storePath string, q SideQuery) (*Sides, error) {
 		}
 		return s, nil
 	}
-	if s.Base, err = testrun.SelectRuns(storePath, q.Baseline); err != nil {
+	if s.Base, err = history.SelectRuns(h, q.Baseline); err != nil {
 		return nil, err
 	}
-	if s.Cand, err = testrun.SelectRuns(storePath, q.Candidate); err != nil {
+	if s.Cand, err = history.SelectRuns(h, q.Candidate); err != nil {
 		return nil, err
 	}
 	if len(bf) > 0 {

@@ -8,7 +8,7 @@
 #
 #   bench/run.sh            everything
 #   bench/run.sh collect    only some: render, submit, collect, image, staging, history,
-#                           paced, followers, sweep, kube
+#                           history-query, paced, followers, sweep, kube
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
@@ -80,6 +80,18 @@ for b in "$@"; do
 		awk '{m[$1] = $3} END {printf "ratio postgres/bolt: report --history %.2f, collect %.2f; collect into postgres / without a store %.2f\n", m["history-1000/postgres:"] / m["history-1000/bolt:"], m["collect-10000/postgres:"] / m["collect-10000/bolt:"], m["collect-10000/postgres:"] / m["collect-10000/none:"]}' "$out.hist" | tee -a "$out"
 		rm -f "$out.history" "$out.hist"
 		;;
+	history-query)
+		section "history queries over ${BENCH_RUNS:-20000} stored runs of 50 cells, answered by the store vs every run read and filtered (once)"
+		KVSWEEP_BENCH_RUNS=${BENCH_RUNS:-20000} go test ./history -run XXX -bench HistoryQuery -benchtime 1x -count 1 -timeout 120m >"$out.query"
+		for st in bolt postgres; do
+			for q in filter nodes baseline; do
+				scan=$(grep "^BenchmarkHistoryQuery/$st/$q/scan-" "$out.query" | awk '{print $3 / 1e6}')
+				query=$(grep "^BenchmarkHistoryQuery/$st/$q/query-" "$out.query" | awk '{print $3 / 1e6}')
+				awk -v s="$st" -v q="$q" -v a="$scan" -v b="$query" 'BEGIN {printf "%s %s: query %.0f ms, scan %.0f ms, %.0fx (target: query under 1000 ms)\n", s, q, b, a, a / b}'
+			done
+		done | tee -a "$out"
+		rm -f "$out.query"
+		;;
 	image)
 		need buildkit
 		section "image builds against buildctl"
@@ -119,7 +131,7 @@ for b in "$@"; do
 		rm -f "$out.kube"
 		;;
 	*)
-		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image, staging, history, paced, followers, sweep, kube)" >&2
+		echo "bench/run.sh: unknown benchmark $b (expected render, submit, collect, image, staging, history, history-query, paced, followers, sweep, kube)" >&2
 		exit 2
 		;;
 	esac

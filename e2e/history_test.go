@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/history/bolt"
+	_ "github.com/kvsweep/kvsweep/history/pg" // postgres:// for history.StoredRuns
 	"github.com/kvsweep/kvsweep/internal/pgtest"
 	"github.com/kvsweep/kvsweep/internal/runtest"
 	"github.com/kvsweep/kvsweep/internal/sweeptest"
-	_ "github.com/kvsweep/kvsweep/pgstore" // postgres:// for testrun.StoredRuns
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -63,7 +65,7 @@ func sweepAs(t testing.TB, name, id string) string {
 
 func storedRuns(t testing.TB, loc string) []*testrun.Run {
 	t.Helper()
-	runs, err := testrun.StoredRuns(loc, false)
+	runs, err := history.StoredRuns(loc, false)
 	sweeptest.Must(t, err)
 	return runs
 }
@@ -251,8 +253,8 @@ func TestPostgresDown(t *testing.T) {
 // second copy writes nothing.
 func TestStoreCopyRoundTrip(t *testing.T) {
 	tmp := t.TempDir()
-	bolt := filepath.Join(tmp, "history.db")
-	st, err := testrun.OpenStore(bolt, false)
+	boltPath := filepath.Join(tmp, "history.db")
+	st, err := bolt.Open(boltPath, false)
 	sweeptest.Must(t, err)
 	base := runtest.Collected(t, "base")
 	for i := range 200 {
@@ -268,16 +270,16 @@ func TestStoreCopyRoundTrip(t *testing.T) {
 	sweeptest.Must(t, st.Close())
 	db := pgtest.DB(t)
 	back := filepath.Join(tmp, "back.db")
-	out := mustStore(t, "", "store", "copy", bolt, db)
+	out := mustStore(t, "", "store", "copy", boltPath, db)
 	if !strings.Contains(out, "copied 200 runs") || !strings.Contains(out, "200 written, 0 already there; 20 notes added") {
 		t.Errorf("store copy bolt -> postgres: %s", out)
 	}
 	mustStore(t, "", "store", "copy", db, back)
-	out = mustStore(t, "", "store", "copy", bolt, db)
+	out = mustStore(t, "", "store", "copy", boltPath, db)
 	if !strings.Contains(out, "0 written, 200 already there; 0 notes added") {
 		t.Errorf("a second copy: %s", out)
 	}
-	want := mustStore(t, bolt, "report", "--history", "--format", "json")
+	want := mustStore(t, boltPath, "report", "--history", "--format", "json")
 	for _, loc := range []string{db, back} {
 		if got := mustStore(t, loc, "report", "--history", "--format", "json"); got != want {
 			t.Errorf("report --history of %s differs from the bbolt store's", loc)
@@ -299,7 +301,7 @@ func BenchmarkHistoryStore(b *testing.B) {
 	stores := map[string]string{"bolt": bolt, "postgres": pgtest.DB(b)}
 	base := runtest.Collected(b, "base")
 	for _, loc := range stores {
-		st, err := testrun.OpenHistory(loc, false)
+		st, err := history.Open(loc, false)
 		sweeptest.Must(b, err)
 		for i := range 1000 {
 			r := *base

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -49,11 +50,13 @@ func (l *Lane) Judge(run *testrun.Run, j *Judging) (*Verdict, error) {
 func (l *Lane) compare(run *testrun.Run, j *Judging) (*analysis.Comparison, error) {
 	var base []*testrun.Run
 	label := j.Baseline
+	h := history.OpenLazy(l.Submit.Store, true)
+	defer h.Close()
 	switch j.Baseline {
 	case "none", "":
 		return nil, nil
 	case "auto":
-		b, err := testrun.Latest(l.Submit.Store, run.Name, j.BaselineRef, run.ID)
+		b, err := history.Latest(h, run.Name, j.BaselineRef, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +67,7 @@ func (l *Lane) compare(run *testrun.Run, j *Judging) (*analysis.Comparison, erro
 		base, label = []*testrun.Run{b}, b.ID+" ("+j.BaselineRef+")"
 	default:
 		var err error
-		if base, err = testrun.SelectRuns(l.Submit.Store, j.Baseline); err != nil {
+		if base, err = history.SelectRuns(h, j.Baseline); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
@@ -38,7 +39,7 @@ func (p *Prober) runCells(ctx context.Context, l *Lane, c bisect.Commit, im *Ima
 		return nil, err
 	}
 	run, err := l.Collect(dir, testrun.CollectOptions{}, "")
-	var notStored *testrun.NotStoredError
+	var notStored *history.NotStoredError
 	if errors.As(err, &notStored) {
 		fmt.Fprintf(l.Stderr, "kvsweep bisect: %v\n", err)
 	} else if err != nil {
@@ -223,7 +224,9 @@ func (p *Prober) note(l *Lane, c bisect.Commit, o bisect.Outcome) {
 	if o.Reason != "" {
 		text += " (" + o.Reason + ")"
 	}
-	if _, err := testrun.Annotate(p.lane.Submit.Store, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
+	h := history.OpenLazy(p.lane.Submit.Store, false)
+	defer h.Close()
+	if _, err := history.Annotate(h, o.Sweep, testrun.Note{Author: "kvsweep bisect", Time: time.Now().UTC(), Text: text}); err != nil {
 		fmt.Fprintf(l.Stderr, "kvsweep bisect: the note on %s was not stored: %v\n", c.Short(), err)
 	}
 }

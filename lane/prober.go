@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/bisect"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/reports"
@@ -60,7 +61,7 @@ type Prober struct {
 	o       ProbeOptions
 	spec    string
 	pins    *Pins
-	filters []testrun.Filter
+	filters []history.Filter
 	id      string
 
 	goodMu   sync.Mutex
@@ -101,7 +102,7 @@ func NewProber(l *Lane, o ProbeOptions, spec string) (*Prober, error) {
 		return nil, fail.Usagef("--component %q is not in %s", o.Component, pinsPath)
 	}
 	if o.Cells != "" {
-		if p.filters, err = testrun.ParseFilters(strings.Split(o.Cells, ",")); err != nil {
+		if p.filters, err = history.ParseFilters(strings.Split(o.Cells, ",")); err != nil {
 			return nil, fail.Usagef("--cells: %v", err)
 		}
 	}

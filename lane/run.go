@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -21,7 +22,7 @@ type Outcome struct {
 	Run   *testrun.Run
 	// NotStored is set when the run was collected but the history store
 	// could not take it: the run is judged all the same.
-	NotStored *testrun.NotStoredError
+	NotStored *history.NotStoredError
 }
 
 // Run submits what was never submitted of the prepared sweep, follows it
@@ -72,7 +73,7 @@ func (l *Lane) cancelled(dir string) error {
 // per cell without a valid result and the counts. With a report format
 // it then prints the run's report (made while results.json is written),
 // and the counts line goes to Stderr instead of Stdout. A store that
-// could not take the run is a *testrun.NotStoredError, with the run.
+// could not take the run is a *history.NotStoredError, with the run.
 func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.Format) (*testrun.Run, error) {
 	if err := l.askStates(dir, &opts); err != nil {
 		return nil, err
@@ -87,8 +88,8 @@ func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.F
 			reportErr = reports.WriteRuns(&report, format, []*testrun.Run{run}, false, dir)
 		}
 	}
-	run, err := testrun.CollectDir(dir, opts, l.Submit.Store, alongside)
-	var notStored *testrun.NotStoredError
+	run, err := history.CollectDir(dir, opts, l.Submit.Store, alongside)
+	var notStored *history.NotStoredError
 	if err != nil && !errors.As(err, &notStored) {
 		return nil, err
 	}

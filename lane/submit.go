@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/scheduler"
 )
 
@@ -69,7 +70,9 @@ func (l *Lane) excluded() ([]string, error) {
 	if o.BadNodes <= 0 {
 		return o.Opts.Exclude, nil
 	}
-	ledger, err := analysis.LedgerFromStore(o.Store, o.BadWindow, time.Now())
+	h := history.OpenLazy(o.Store, true)
+	defer h.Close()
+	ledger, err := analysis.LedgerFromStore(h, o.BadWindow, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -22,7 +23,7 @@ func TestCollectDirAlongside(t *testing.T) {
 			var made bytes.Buffer
 			var madeErr error
 			calls := 0
-			run, err := testrun.CollectDir(dir, testrun.CollectOptions{}, store, func(r *testrun.Run) {
+			run, err := history.CollectDir(dir, testrun.CollectOptions{}, store, func(r *testrun.Run) {
 				calls++
 				madeErr = WriteRuns(&made, format, []*testrun.Run{r}, false, dir)
 			})
@@ -57,7 +58,7 @@ func TestCollectDirAlongside(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := false
-		_, err := testrun.CollectDir(dir, testrun.CollectOptions{}, filepath.Join(notDir, "history.db"), func(*testrun.Run) { done = true })
+		_, err := history.CollectDir(dir, testrun.CollectOptions{}, filepath.Join(notDir, "history.db"), func(*testrun.Run) { done = true })
 		if err == nil {
 			t.Fatal("CollectDir stored into a store under a file")
 		}

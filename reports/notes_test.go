@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/history/bolt"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -20,7 +22,7 @@ func TestNotesRoundTrip(t *testing.T) {
 	mixed := collected(t, "mixed")
 	base := collected(t, "base")
 	path := filepath.Join(t.TempDir(), "history.db")
-	st, err := testrun.OpenStore(path, false)
+	st, err := bolt.Open(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +67,9 @@ func TestNotesRoundTrip(t *testing.T) {
 	st.Close()
 
 	line := "harness wrote a truncated file (bo, 2026-12-03 10:05)"
-	for _, format := range []string{"markdown", "table", "csv", "json", "junit", "html"} {
+	for _, format := range Formats {
 		var b bytes.Buffer
-		if _, err := WriteHistoryReport(&b, path, format, HistoryQuery{}); err != nil {
+		if err := WriteHistoryReport(&b, format, queried(t, path, history.Query{}), HistoryQuery{}); err != nil {
 			t.Fatal(format, err)
 		}
 		out := b.String()
@@ -115,7 +117,8 @@ func TestNotesRoundTrip(t *testing.T) {
 
 	// A filter that drops the noted cell drops its note, not the run's.
 	var b bytes.Buffer
-	if _, err := WriteHistoryReport(&b, path, "json", HistoryQuery{Filters: []string{"sim=pass"}}); err != nil {
+	q := history.Query{Filters: []history.Filter{{Key: "sim", Value: "pass"}}}
+	if err := WriteHistoryReport(&b, "json", queried(t, path, q), HistoryQuery{Filters: []string{"sim=pass"}}); err != nil {
 		t.Fatal(err)
 	}
 	var rows []analysis.HistoryRow
@@ -125,4 +128,20 @@ func TestNotesRoundTrip(t *testing.T) {
 	if len(rows) != 1 || len(rows[0].Notes) != 1 || rows[0].Notes[0].Cell != "" {
 		t.Errorf("filtered history notes: %+v", rows)
 	}
+}
+
+// queried is the runs of the store at path that q selects, as kvsweep
+// report --history reads them.
+func queried(t *testing.T, path string, q history.Query) []*testrun.Run {
+	t.Helper()
+	st, err := bolt.Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
 }

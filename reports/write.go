@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/kvsweep/kvsweep/analysis"
-	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -49,50 +47,41 @@ func WriteRuns(w io.Writer, format Format, runs []*testrun.Run, selector bool, l
 	return nil
 }
 
-// HistoryQuery selects the runs of a history report.
+// HistoryQuery is what a history report says of its selection: the
+// terms of report --history's flags, the metrics shown per run, and the
+// store the runs came from with how many it holds (for a report of none).
 type HistoryQuery struct {
 	Filters      []string // KEY=VALUE terms
 	Since, Until string   // dates, 2006-01-02; empty for no bound
 	Figures      []string // metrics shown per run (default DefaultFigures)
+	Store        string   // the store, as messages name it
+	Stored       int      // the runs it holds
 }
 
-// WriteHistoryReport writes the history of the runs in the store at
-// storePath that match q: a table of runs (markdown, table, csv, json),
-// JUnit, or the HTML page. It returns the runs it reported.
-func WriteHistoryReport(w io.Writer, storePath, format string, q HistoryQuery) ([]*testrun.Run, error) {
-	fs, err := testrun.ParseFilters(q.Filters)
-	if err != nil {
-		return nil, fail.Usagef("--filter: %v", err)
-	}
-	from, to, err := window(q.Since, q.Until)
-	if err != nil {
-		return nil, err
-	}
-	all, err := testrun.StoredRuns(storePath, false)
-	if err != nil {
-		return nil, err
-	}
-	runs := testrun.InWindow(testrun.Select(all, fs), from, to)
+// WriteHistoryReport writes the history of runs, those of a store that q
+// selected: a table of runs (markdown, table, csv, json), JUnit, or the
+// HTML page. It reads nothing but runs: the caller queried the store.
+func WriteHistoryReport(w io.Writer, format Format, runs []*testrun.Run, q HistoryQuery) error {
 	switch format {
 	case "junit":
-		return runs, WriteJUnit(w, runs...)
+		return WriteJUnit(w, runs...)
 	case "html":
 		title := "kvsweep history"
 		if what := q.terms(); len(what) > 0 {
 			title += ": " + strings.Join(what, ", ")
 		}
-		return runs, WriteHTML(w, runs, title)
+		return WriteHTML(w, runs, title)
 	}
 	figures := q.Figures
 	if len(figures) == 0 {
 		figures = analysis.DefaultFigures
 	}
 	if len(runs) == 0 && (format == "markdown" || format == "table") {
-		what := append([]string{fmt.Sprintf("%d stored run(s)", len(all))}, q.terms()...)
-		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", testrun.Redact(storePath), strings.Join(what, ", "))
-		return nil, err
+		what := append([]string{fmt.Sprintf("%d stored run(s)", q.Stored)}, q.terms()...)
+		_, err := fmt.Fprintf(w, "No run to show in %s (%s).\n", q.Store, strings.Join(what, ", "))
+		return err
 	}
-	return runs, WriteHistory(w, Format(format), analysis.History(runs, figures), figures)
+	return WriteHistory(w, format, analysis.History(runs, figures), figures)
 }
 
 // terms says what the query selects, as its flags: "--filter engine=vllm",
@@ -109,19 +98,4 @@ func (q HistoryQuery) terms() []string {
 		out = append(out, "--until "+q.Until)
 	}
 	return out
-}
-
-func window(since, until string) (from, to time.Time, err error) {
-	if since != "" {
-		if from, err = time.Parse("2006-01-02", since); err != nil {
-			return from, to, fail.Usagef("--since %q: expected a date like 2026-11-01", since)
-		}
-	}
-	if until != "" {
-		if to, err = time.Parse("2006-01-02", until); err != nil {
-			return from, to, fail.Usagef("--until %q: expected a date like 2026-11-30", until)
-		}
-		to = to.Add(24*time.Hour - time.Nanosecond)
-	}
-	return from, to, nil
 }

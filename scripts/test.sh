@@ -119,5 +119,5 @@ if [ $# -eq 0 ]; then
 	# collect's workers, the store, the local executor, the pin resolver
 	# and the parts large JSON documents are stepped over in.
 	echo "test.sh: go test -race" >&2
-	go test -race -count=1 -timeout 30m ./result ./testrun ./pgstore ./reports ./scheduler ./scheduler/local ./scheduler/slurm ./sweep ./imagebuild ./internal/jsonsplit
+	go test -race -count=1 -timeout 30m ./result ./testrun ./history/... ./reports ./scheduler ./scheduler/local ./scheduler/slurm ./sweep ./imagebuild ./internal/jsonsplit
 fi

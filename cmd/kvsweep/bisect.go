@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(bisectCmd) }
@@ -75,7 +75,7 @@ func bisectFlags(fs *pflag.FlagSet) *bisectOpts {
 	fs.StringVar(&o.sched.Name, "scheduler", "", "slurm, local or k8s (default: the spec's)")
 	fs.DurationVar(&o.sched.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between polls of a probe's sweep")
-	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+	fs.StringVar(&o.store, "store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 	return o
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/examples"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/scheduler"
@@ -29,7 +30,7 @@ history store that report --history reads (--store) and prints the report.
 Needs bash and python3; no cluster, GPU or container.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		out := fs.String("out", "kvsweep-demo", "directory for the spec and the sweeps")
-		store := fs.String("store", testrun.DefaultStorePath(), "history store the run is collected into")
+		store := fs.String("store", history.DefaultStorePath(), "history store the run is collected into")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return usagef("demo takes no arguments")
@@ -56,7 +57,7 @@ Needs bash and python3; no cluster, GPU or container.`,
 			if err := reports.WriteSummary(e.stdout, "table", run); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "\nThe sweep is in %s; its run is in the history store %s.\nNext: kvsweep report %s --format html > report.html, kvsweep report --history\n", sweepDir, testrun.Redact(*store), sweepDir)
+			fmt.Fprintf(e.stdout, "\nThe sweep is in %s; its run is in the history store %s.\nNext: kvsweep report %s --format html > report.html, kvsweep report --history\n", sweepDir, history.Redact(*store), sweepDir)
 			return nil
 		}
 	},

@@ -9,15 +9,15 @@ import (
 	"path/filepath"
 
 	"github.com/kvsweep/kvsweep/coord"
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/history/pg"
 	"github.com/kvsweep/kvsweep/imagebuild"
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/pgstore"
 	"github.com/kvsweep/kvsweep/render/kubejob"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/k8s"
 	"github.com/kvsweep/kvsweep/sweep"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // The parts of kvsweep that link BuildKit, go-containerregistry, the etcd
@@ -28,7 +28,7 @@ import (
 
 func init() {
 	scheduler.Register("k8s", k8s.Open)
-	pgstore.Kvsweep = version() // importing pgstore registers postgres://
+	pg.Kvsweep = version() // importing history/pg registers postgres://
 	tools = lane.Tools{Images: images{}, Objects: renderObjects, Lock: coord.LockURL}
 	migrateStore = migratePG
 }
@@ -36,14 +36,14 @@ func init() {
 // migratePG brings the schema of the database at url to this kvsweep's
 // version.
 func migratePG(url string) (string, error) {
-	from, to, err := pgstore.Migrate(url)
+	from, to, err := pg.Migrate(url)
 	switch {
 	case err != nil:
 		return "", err
 	case from == to:
-		return fmt.Sprintf("history store %s: schema version %d, this kvsweep's: nothing to do", testrun.Redact(url), to), nil
+		return fmt.Sprintf("history store %s: schema version %d, this kvsweep's: nothing to do", history.Redact(url), to), nil
 	}
-	return fmt.Sprintf("history store %s: schema version %d migrated to %d", testrun.Redact(url), from, to), nil
+	return fmt.Sprintf("history store %s: schema version %d migrated to %d", history.Redact(url), from, to), nil
 }
 
 // renderObjects renders the Kubernetes Job of a job (scheduler k8s).

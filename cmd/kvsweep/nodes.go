@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(nodesCmd) }
@@ -24,7 +24,7 @@ retried attempt counts too, so a cell that passed on its second node still
 marks the first. submit, run and ci take --exclude-bad-nodes N to keep
 nodes with at least N such failures out.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", testrun.DefaultStorePath(), "history store")
+		store := fs.String("store", history.DefaultStorePath(), "history store")
 		window := fs.Duration("window", 7*24*time.Hour, "count runs collected this far back (0: all)")
 		format := fs.String("format", "table", "table, markdown or json")
 		return func(e *env, args []string) error {
@@ -34,7 +34,9 @@ nodes with at least N such failures out.`,
 			if err := oneOf("format", *format, "table", "markdown", "json"); err != nil {
 				return err
 			}
-			ledger, err := analysis.LedgerFromStore(*store, *window, time.Now())
+			h := history.OpenLazy(*store, true)
+			defer h.Close()
+			ledger, err := analysis.LedgerFromStore(h, *window, time.Now())
 			if err != nil {
 				return err
 			}

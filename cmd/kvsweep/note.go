@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvsweep/kvsweep/testrun"
 	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(noteCmd) }
@@ -29,7 +31,7 @@ plan's findings and workarounds live with the runs that found them.
 
 The author is --author, else git's user.name, else $USER.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", testrun.DefaultStorePath(), "history store")
+		store := fs.String("store", history.DefaultStorePath(), "history store")
 		author := fs.String("author", "", "who found it (default: git's user.name, else $USER)")
 		return func(e *env, args []string) error {
 			var sel, cell, text string
@@ -44,7 +46,9 @@ The author is --author, else git's user.name, else $USER.`,
 			if *author == "" {
 				*author = defaultAuthor()
 			}
-			n, err := testrun.Annotate(*store, sel, testrun.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
+			h := history.OpenLazy(*store, false)
+			defer h.Close()
+			n, err := history.Annotate(h, sel, testrun.Note{Cell: cell, Author: *author, Time: time.Now().UTC(), Text: text})
 			if err != nil {
 				return err
 			}

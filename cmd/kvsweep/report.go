@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/analysis"
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -29,7 +30,7 @@ from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		cfg := schedFlags(fs)
-		store := fs.String("store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+		store := fs.String("store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest result.json accepted, in bytes")
 		quiet := quietFlag(fs)
@@ -102,10 +103,11 @@ across the sides on every parameter except the filtered ones.`,
 			if o.report, err = reports.ParseFormat(o.format); err != nil {
 				return usagef("--format %v", err)
 			}
+			o.h = history.OpenLazy(o.store, true)
+			defer o.h.Close()
 			switch {
 			case o.history:
-				runs, err := reports.WriteHistoryReport(e.stdout, o.store, o.format, o.query)
-				return o.checked(runs, nil, err)
+				return o.historyReport(e)
 			case o.baseline != "" || o.candidate != "":
 				return o.compare(e, "")
 			case len(o.baseFilter) > 0:
@@ -118,9 +120,9 @@ across the sides on every parameter except the filtered ones.`,
 			case len(args) != 1:
 				return usagef("give a sweep directory or run (SEL), --baseline and --candidate, or --history")
 			}
-			runs, err := testrun.SelectRuns(o.store, args[0])
+			runs, err := history.SelectRuns(o.h, args[0])
 			if err == nil {
-				err = reports.WriteRuns(e.stdout, o.report, runs, testrun.IsSelector(args[0]), args[0])
+				err = reports.WriteRuns(e.stdout, o.report, runs, history.IsSelector(args[0]), args[0])
 			}
 			return o.checked(runs, nil, err)
 		}
@@ -135,6 +137,7 @@ type reportOpts struct {
 	perMetric                                     []string
 	query                                         reports.HistoryQuery
 	gates                                         analysis.Gates
+	h                                             *history.Lazy // the store, opened once, when first read
 }
 
 func reportFlags(fs *pflag.FlagSet) *reportOpts {
@@ -154,8 +157,26 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 	fs.BoolVar(&o.check, "check", false, "exit 3 on failed or INVALID cases, cells without a result, regressions, or a comparison that matched no cell or lost a baseline cell or case")
 	fs.BoolVar(&o.gates.RequireProvenance, "require-provenance", false, "with --check: fail a cell that ran without the image's source-revisions.json")
-	fs.StringVar(&o.store, "store", testrun.DefaultStorePath(), "history store")
+	fs.StringVar(&o.store, "store", history.DefaultStorePath(), "history store")
 	return o
+}
+
+// historyReport is report --history: the store answers the query, and
+// the report formats the runs it returned.
+func (o *reportOpts) historyReport(e *env) error {
+	q, err := history.HistoryQuery(o.query.Filters, o.query.Since, o.query.Until)
+	if err != nil {
+		return err
+	}
+	runs, err := o.h.Query(q)
+	if err == nil && len(runs) == 0 {
+		o.query.Store = o.h.String()
+		o.query.Stored, err = o.h.Count()
+	}
+	if err == nil {
+		err = reports.WriteHistoryReport(e.stdout, o.report, runs, o.query)
+	}
+	return o.checked(runs, nil, err)
 }
 
 // compare is report --baseline A --candidate B, or, with sel, report SEL
@@ -170,7 +191,7 @@ func (o *reportOpts) compare(e *env, sel string) error {
 	if err != nil {
 		return err
 	}
-	sides, err := analysis.SelectSides(o.store, analysis.SideQuery{Selection: sel, Baseline: o.baseline, Candidate: o.candidate,
+	sides, err := analysis.SelectSides(o.h, analysis.SideQuery{Selection: sel, Baseline: o.baseline, Candidate: o.candidate,
 		BaseFilter: o.baseFilter, CandFilter: o.candFilter})
 	if err != nil {
 		return err

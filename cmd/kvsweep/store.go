@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 
-	"github.com/kvsweep/kvsweep/testrun"
 	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/history/bolt"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 func init() { register(storeCmd) }
@@ -40,14 +43,14 @@ It is idempotent (a run DEST holds the same is not written again, a note
 it has is not added twice; runs only DEST has are kept) and verified: each
 run read back from DEST has the source's content hash, and its notes.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", testrun.DefaultStorePath(), "history store to copy (with one argument)")
+		store := fs.String("store", history.DefaultStorePath(), "history store to copy (with one argument)")
 		return func(e *env, args []string) error {
 			switch len(args) {
 			case 1:
-				if testrun.IsURL(*store) || testrun.IsURL(args[0]) {
+				if history.IsURL(*store) || history.IsURL(args[0]) {
 					return copyStores(e, *store, args[0])
 				}
-				if err := testrun.CopyStore(*store, args[0]); err != nil {
+				if err := bolt.CopyFile(*store, args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "copied history store %s to %s\n", *store, args[0])
@@ -61,12 +64,12 @@ run read back from DEST has the source's content hash, and its notes.`,
 }
 
 func copyStores(e *env, src, dst string) error {
-	c, err := testrun.CopyHistory(src, dst)
+	c, err := history.Copy(src, dst)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "copied %d runs from %s to %s: %d written, %d already there; %d notes added; every run verified by its content hash\n",
-		c.Runs, testrun.Redact(src), testrun.Redact(dst), c.Written, c.Same, c.Notes)
+		c.Runs, history.Redact(src), history.Redact(dst), c.Written, c.Same, c.Notes)
 	return nil
 }
 
@@ -82,12 +85,12 @@ store afterwards, and say so: upgrade the team's kvsweeps first. A
 database newer than this kvsweep is refused. The bbolt file needs no
 migration.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", testrun.DefaultStorePath(), "history store: a postgres:// URL")
+		store := fs.String("store", history.DefaultStorePath(), "history store: a postgres:// URL")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return usagef("expected no arguments, got %d", len(args))
 			}
-			if !testrun.IsURL(*store) {
+			if !history.IsURL(*store) {
 				fmt.Fprintf(e.stdout, "history store %s is a bbolt file: it needs no migration\n", *store)
 				return nil
 			}
@@ -110,12 +113,12 @@ collect) in the history store, replacing an earlier run of the sweep and
 keeping its notes: how a collect whose store could not be reached is
 finished once it can be, without asking the scheduler again.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		store := fs.String("store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB")
+		store := fs.String("store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB")
 		return func(e *env, args []string) error {
 			if len(args) == 0 {
 				return usagef("expected one or more sweep directories")
 			}
-			st, err := testrun.OpenHistory(*store, false)
+			st, err := history.Open(*store, false)
 			if err != nil {
 				return err
 			}

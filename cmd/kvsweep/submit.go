@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // schedFlags are the flags that pick and configure the scheduler.
@@ -56,7 +56,7 @@ func submitFlags(fs *pflag.FlagSet) *lane.SubmitOptions {
 	fs.StringVar(&o.Lock, "lock", "", "hold a lease-backed lock per sweep in etcd while submitting: etcd://HOST:PORT/PREFIX")
 	fs.IntVar(&o.BadNodes, "exclude-bad-nodes", 0, "keep out nodes with at least N infra failures in the history store's recent runs (kvsweep nodes lists them)")
 	fs.DurationVar(&o.BadWindow, "bad-node-window", 7*24*time.Hour, "with --exclude-bad-nodes: how far back runs count")
-	fs.StringVar(&o.Store, "store", testrun.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
+	fs.StringVar(&o.Store, "store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "show no progress while the local executor runs or --wait waits")
 	return o
 }

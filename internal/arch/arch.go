@@ -20,8 +20,8 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "coord", "examples", "harness", "imagebuild", "internal/fail", "lane", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "pgstore", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
-	"lane":               {"analysis", "bisect", "internal/fail", "matrix", "render", "reports", "scheduler", "sweep", "testrun"},
+	"cmd/kvsweep":        {"analysis", "coord", "examples", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/fail", "lane", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"lane":               {"analysis", "bisect", "history", "internal/fail", "matrix", "render", "reports", "scheduler", "sweep", "testrun"},
 	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
 	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
@@ -33,11 +33,13 @@ var Allowed = map[string][]string{
 	"result":             {"internal/jsonscan", "provenance"},
 	"harness":            {"internal/jsonscan", "result", "sweep"},
 	"testrun":            {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
-	"analysis":           {"internal/fail", "result", "testrun"},
+	"history":            {"internal/fail", "sweep", "testrun"},
+	"history/bolt":       {"history", "sweep", "testrun"},
+	"history/pg":         {"history", "testrun"},
+	"analysis":           {"history", "internal/fail", "result", "testrun"},
 	"reports":            {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
 	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
 	"coord":              {"internal/fail"},
-	"pgstore":            {"testrun"},
 	"bisect":             {"internal/yamlpos", "sweep"},
 	"staging":            {},
 	"hardware":           {},
@@ -51,7 +53,7 @@ var Allowed = map[string][]string{
 	"internal/arch":      {},
 	"internal/etcdtest":  {},
 	"internal/pgtest":    {},
-	"internal/storetest": {"internal/runtest", "internal/sweeptest", "result", "testrun"},
+	"internal/storetest": {"history", "internal/runtest", "internal/sweeptest", "provenance", "result", "testrun"},
 	"internal/fail":      {},
 	"internal/fill":      {},
 	"internal/golden":    {},
@@ -73,7 +75,7 @@ var Allowed = map[string][]string{
 // needs none of them links none of them: BuildKit and the registry client
 // belong to imagebuild (and the tests' image builder), etcd to coord,
 // client-go to the Kubernetes scheduler, the JSON Schema validator to
-// result, the PostgreSQL driver to pgstore (and the tests' server).
+// result, the PostgreSQL driver to history/pg (and the tests' server).
 var Heavy = map[string][]string{
 	"github.com/moby/buildkit":               {"imagebuild"},
 	"github.com/google/go-containerregistry": {"imagebuild", "internal/imagetest"},
@@ -81,7 +83,7 @@ var Heavy = map[string][]string{
 	"github.com/kaptinlin/jsonschema":        {"result"},
 	"k8s.io/client-go":                       {"scheduler/k8s"},
 	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
-	"github.com/jackc/pgx/v5":                {"pgstore", "internal/pgtest"},
+	"github.com/jackc/pgx/v5":                {"history/pg", "internal/pgtest"},
 }
 
 // Package is what Check needs to know of one package: its path relative

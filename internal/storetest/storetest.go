@@ -1,6 +1,6 @@
 // Package storetest is the history store's test suite: one suite, the
 // same assertions, run against every backend (the bbolt file in package
-// testrun's tests, PostgreSQL in package pgstore's). Tests only.
+// history/bolt's tests, PostgreSQL in package history/pg's). Tests only.
 package storetest
 
 import (
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/runtest"
 	"github.com/kvsweep/kvsweep/internal/sweeptest"
 	"github.com/kvsweep/kvsweep/result"
@@ -27,14 +28,15 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"NotesInOrder", notesInOrder},
 		{"ReadOnly", readOnly},
 		{"ConcurrentWriters", concurrentWriters},
+		{"QueryAgrees", queryAgrees},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, fresh(t)) })
 	}
 }
 
-func open(t *testing.T, loc string, readOnly bool) testrun.History {
+func open(t *testing.T, loc string, readOnly bool) history.History {
 	t.Helper()
-	st, err := testrun.OpenHistory(loc, readOnly)
+	st, err := history.Open(loc, readOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func open(t *testing.T, loc string, readOnly bool) testrun.History {
 
 func hash(t *testing.T, r *testrun.Run) string {
 	t.Helper()
-	h, err := testrun.ContentHash(r)
+	h, err := history.ContentHash(r)
 	sweeptest.Must(t, err)
 	return h
 }
@@ -188,7 +190,7 @@ func concurrentWriters(t *testing.T, loc string) {
 				if w >= 8 {
 					run = bigRun(shared.ID, 40+w)
 				}
-				if err := withStore(loc, false, func(h testrun.History) error { return h.Put(run) }); err != nil {
+				if err := withStore(loc, false, func(h history.History) error { return h.Put(run) }); err != nil {
 					errs <- err
 				}
 			}
@@ -203,7 +205,7 @@ func concurrentWriters(t *testing.T, loc string) {
 				return
 			default:
 			}
-			err := withStore(loc, true, func(h testrun.History) error {
+			err := withStore(loc, true, func(h history.History) error {
 				runs, err := h.Runs()
 				for _, r := range runs {
 					if err == nil {
@@ -255,8 +257,8 @@ func concurrentWriters(t *testing.T, loc string) {
 }
 
 // withStore opens the store, runs f on it and closes it.
-func withStore(loc string, readOnly bool, f func(testrun.History) error) error {
-	h, err := testrun.OpenHistory(loc, readOnly)
+func withStore(loc string, readOnly bool, f func(history.History) error) error {
+	h, err := history.Open(loc, readOnly)
 	if err != nil {
 		return err
 	}

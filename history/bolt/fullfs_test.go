@@ -1,4 +1,4 @@
-package testrun
+package bolt
 
 import (
 	"bytes"
@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/sweeptest"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // On a full file system, collect and the history store fail with the
@@ -21,8 +23,8 @@ func TestFullDisk(t *testing.T) {
 	dir := filepath.Join(fs, "sweep")
 	sweeptest.Must(t, os.CopyFS(dir, os.DirFS(sweeptest.Dir("base"))))
 	storePath := filepath.Join(fs, "history.db")
-	opts := CollectOptions{States: sweeptest.States(t, dir), Now: sweeptest.Now}
-	if _, err := CollectDir(dir, opts, storePath, nil); err != nil {
+	opts := testrun.CollectOptions{States: sweeptest.States(t, dir), Now: sweeptest.Now}
+	if _, err := history.CollectDir(dir, opts, storePath, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(filepath.Join(dir, sweep.ResultsFile))
@@ -31,18 +33,18 @@ func TestFullDisk(t *testing.T) {
 	free := sweeptest.Fill(t, fs)
 	later := opts
 	later.Now = sweeptest.Now.Add(time.Hour)
-	_, err = CollectDir(dir, later, storePath, nil)
+	_, err = history.CollectDir(dir, later, storePath, nil)
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("collect on a full disk: %v, want the reason", err)
 	}
 	if after, err := os.ReadFile(filepath.Join(dir, sweep.ResultsFile)); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("results.json changed on a failed collect (%v)", err)
 	}
-	big := &Run{ID: "big-1", Name: "big", CollectedAt: sweeptest.Now}
+	big := &testrun.Run{ID: "big-1", Name: "big", CollectedAt: sweeptest.Now}
 	for i := 0; i < 200; i++ {
-		big.Cells = append(big.Cells, CellResult{CellID: strings.Repeat("a", 12), Name: strings.Repeat("cell-", 40), Outcome: OK, Detail: strings.Repeat("x", 512)})
+		big.Cells = append(big.Cells, testrun.CellResult{CellID: strings.Repeat("a", 12), Name: strings.Repeat("cell-", 40), Outcome: testrun.OK, Detail: strings.Repeat("x", 512)})
 	}
-	st, err := OpenStore(storePath, false)
+	st, err := Open(storePath, false)
 	sweeptest.Must(t, err)
 	if err := st.Put(big); err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("storing a run on a full disk: %v, want the reason", err)
@@ -51,14 +53,14 @@ func TestFullDisk(t *testing.T) {
 	wantRuns(t, storePath, "base-1")
 
 	free()
-	if _, err := CollectDir(dir, later, storePath, nil); err != nil {
+	if _, err := history.CollectDir(dir, later, storePath, nil); err != nil {
 		t.Fatalf("collect once space is free: %v", err)
 	}
-	run, err := ReadRun(dir)
+	run, err := testrun.ReadRun(dir)
 	if err != nil || !run.CollectedAt.Equal(later.Now.UTC()) {
 		t.Errorf("results.json after space was freed: %v", err)
 	}
-	st, err = OpenStore(storePath, false)
+	st, err = Open(storePath, false)
 	sweeptest.Must(t, err)
 	sweeptest.Must(t, st.Put(big))
 	sweeptest.Must(t, st.Close())
@@ -69,7 +71,7 @@ func TestFullDisk(t *testing.T) {
 // (sorted).
 func wantRuns(t *testing.T, path string, ids ...string) {
 	t.Helper()
-	st, err := OpenStore(path, true)
+	st, err := Open(path, true)
 	sweeptest.Must(t, err)
 	defer st.Close()
 	runs, err := st.Runs()

@@ -1,4 +1,4 @@
-package testrun
+package bolt
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/runtest"
 	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // realStore makes a history store with the committed sweeps' runs and a
@@ -19,12 +21,12 @@ import (
 func realStore(t testing.TB) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "history.db")
-	st, err := OpenStore(path, false)
+	st, err := Open(path, false)
 	sweeptest.Must(t, err)
 	for _, name := range []string{"base", "cand", "mixed"} {
-		sweeptest.Must(t, st.Put(collected(t, name)))
+		sweeptest.Must(t, st.Put(runtest.Collected(t, name)))
 	}
-	sweeptest.Must(t, st.AddNote(Note{Sweep: "base-1", Author: "test", Time: sweeptest.Now, Text: "a finding"}))
+	sweeptest.Must(t, st.AddNote(testrun.Note{Sweep: "base-1", Author: "test", Time: sweeptest.Now, Text: "a finding"}))
 	sweeptest.Must(t, st.Close())
 	b, err := os.ReadFile(path)
 	sweeptest.Must(t, err)
@@ -34,7 +36,7 @@ func realStore(t testing.TB) []byte {
 // useStore does what every command does with a store: open it, read all
 // its runs, one run, and (read-write) put one.
 func useStore(path string, readOnly bool) error {
-	st, err := OpenStore(path, readOnly)
+	st, err := Open(path, readOnly)
 	if err != nil {
 		return err
 	}
@@ -46,7 +48,7 @@ func useStore(path string, readOnly bool) error {
 		return err
 	}
 	if !readOnly {
-		return st.Put(&Run{ID: "new-1", Name: "new"})
+		return st.Put(&testrun.Run{ID: "new-1", Name: "new"})
 	}
 	return nil
 }

@@ -1,35 +1,52 @@
-package testrun
+// Package history is the history store: the runs of the test plan and its
+// notes, kept across sweeps. It holds the store's interface and the
+// registry of its backends (the embedded bbolt file, history/bolt; the
+// PostgreSQL server, history/pg), the selection of runs and cells by
+// filters, the test plan's notes, and the copy between stores. Callers
+// open a store once and pass it; package testrun holds the runs
+// themselves.
+package history
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // History is a history store: the runs of the test plan and its notes.
-// The embedded bbolt file (BoltStore) serves one person on one machine; a
-// server backend (PostgreSQL, package pgstore) serves a team. Every
+// The embedded bbolt file (package history/bolt) serves one person on one
+// machine; a server backend (PostgreSQL, package history/pg) serves a
+// team. Every
 // command that reads or writes the history works on any of them.
 type History interface {
 	// Put stores run whole or not at all, replacing an earlier run of the
 	// same sweep; the notes kept for the sweep stay (run.Notes is not
 	// stored).
-	Put(run *Run) error
+	Put(run *testrun.Run) error
 	// PutEncoded is Put of a run already encoded as results.json holds it
 	// (without notes), the bytes stored as they are.
-	PutEncoded(run *Run, doc []byte) error
+	PutEncoded(run *testrun.Run, doc []byte) error
 	// Get returns the run of a sweep id with its notes, or nil.
-	Get(id string) (*Run, error)
+	Get(id string) (*testrun.Run, error)
 	// Runs returns every stored run with its notes, oldest first (by
 	// start, then collection), as one consistent snapshot.
-	Runs() ([]*Run, error)
+	Runs() ([]*testrun.Run, error)
+	// Query returns the runs q selects, as Apply over Runs would, oldest
+	// first: answered by the store from its index or tables, not by
+	// reading every run.
+	Query(q Query) ([]*testrun.Run, error)
+	// Count is the number of stored runs.
+	Count() (int, error)
 	// AddNote stores n after the notes already kept for its sweep.
-	AddNote(n Note) error
+	AddNote(n testrun.Note) error
 	// String is where the store is, as messages name it: a path, or a
 	// URL without its password.
 	String() string
@@ -45,7 +62,9 @@ var (
 	backends   = map[string]Backend{}
 )
 
-// RegisterBackend makes OpenHistory open URLs of the schemes with open.
+// RegisterBackend makes Open open URLs of the schemes with open. The
+// scheme "" is the backend of plain paths (a bbolt file): package
+// history/bolt registers itself so when it is imported.
 func RegisterBackend(open Backend, schemes ...string) {
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
@@ -61,16 +80,20 @@ func IsURL(loc string) bool {
 	return ok && scheme != "" && !strings.ContainsAny(scheme, "/.")
 }
 
-// OpenHistory opens the history store at loc: a URL of a registered
-// backend (postgres://...), else the path of a bbolt file (OpenStore).
-func OpenHistory(loc string, readOnly bool) (History, error) {
-	if !IsURL(loc) {
-		return OpenStore(loc, readOnly)
+// Open opens the history store at loc: a URL of a registered backend
+// (postgres://...), else the path of a bbolt file (the backend of the
+// scheme "").
+func Open(loc string, readOnly bool) (History, error) {
+	scheme := ""
+	if IsURL(loc) {
+		scheme, _, _ = strings.Cut(loc, "://")
 	}
-	scheme, _, _ := strings.Cut(loc, "://")
 	backendsMu.Lock()
 	open := backends[scheme]
 	backendsMu.Unlock()
+	if open == nil && scheme == "" {
+		return nil, fmt.Errorf("history store %s: this kvsweep has no backend for a store file (import history/bolt)", loc)
+	}
 	if open == nil {
 		return nil, fmt.Errorf("history store %s: this kvsweep has no %s:// backend (a -tags lite build has only the bbolt file; postgres:// needs the full build)", Redact(loc), scheme)
 	}
@@ -107,15 +130,17 @@ func Redact(loc string) string {
 
 // ContentHash is the SHA-256 of a run as stored and its notes: two stores
 // that hold the same run give the same hash.
-func ContentHash(run *Run) (string, error) {
+func ContentHash(run *testrun.Run) (string, error) {
 	h := sha256.New()
 	cp := *run
 	cp.Notes = nil
-	var b bytes.Buffer
-	if err := encodeRun(&b, &cp); err != nil {
+	b, err := testrun.EncodeRun(&cp)
+	if err != nil {
 		return "", err
 	}
-	h.Write(b.Bytes())
+	// The hash is of the bytes results.json holds: the run and a newline.
+	h.Write(b)
+	h.Write([]byte{'\n'})
 	for _, n := range run.Notes {
 		nb, err := json.Marshal(n)
 		if err != nil {
@@ -127,20 +152,14 @@ func ContentHash(run *Run) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// EncodeRun is the run as results.json and the history store hold it,
-// without its notes (json.Marshal's bytes, no newline).
-func EncodeRun(run *Run) ([]byte, error) {
-	cp := *run
-	cp.Notes = nil
-	var b bytes.Buffer
-	if err := encodeRun(&b, &cp); err != nil {
-		return nil, err
+// DefaultStorePath is $KVSWEEP_STORE, else ~/.local/share/kvsweep/history.db.
+func DefaultStorePath() string {
+	if p := os.Getenv("KVSWEEP_STORE"); p != "" {
+		return p
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "kvsweep-history.db"
+	}
+	return filepath.Join(home, ".local", "share", "kvsweep", "history.db")
 }
-
-// DecodeRun decodes a run EncodeRun encoded.
-func DecodeRun(b []byte) (*Run, error) { return decodeRun(b) }
-
-// SortRuns orders runs oldest first, as Runs returns them.
-func SortRuns(runs []*Run) { sortRuns(runs) }

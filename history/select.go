@@ -1,7 +1,6 @@
-package testrun
+package history
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,16 +10,17 @@ import (
 
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// CollectDir collects the sweep in dir (see Collect), writes its
+// CollectDir collects the sweep in dir (see testrun.Collect), writes its
 // results.json and, unless storePath is empty, stores the run in the
 // history store there (collecting again replaces it). alongside, unless
 // nil, is given the collected run while those are written (a report
 // made from it, kept until CollectDir has returned without an error); it
 // must not change the run. CollectDir returns when both are done.
-func CollectDir(dir string, opts CollectOptions, storePath string, alongside func(*Run)) (*Run, error) {
-	run, err := Collect(dir, opts)
+func CollectDir(dir string, opts testrun.CollectOptions, storePath string, alongside func(*testrun.Run)) (*testrun.Run, error) {
+	run, err := testrun.Collect(dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -30,26 +30,26 @@ func CollectDir(dir string, opts CollectOptions, storePath string, alongside fun
 		defer wg.Wait()
 	}
 	if storePath == "" {
-		return run, WriteRun(dir, run)
+		return run, testrun.WriteRun(dir, run)
 	}
 	// results.json and the store hold the same bytes (a collected run has
 	// no notes): encoded once.
-	var b bytes.Buffer
-	if err := encodeRun(&b, run); err != nil {
+	doc, err := testrun.EncodeRun(run)
+	if err != nil {
 		return nil, err
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), b.Bytes(), 0o644); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(dir, sweep.ResultsFile), append(doc, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	if err := PutDoc(storePath, run, bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
+	if err := PutDoc(storePath, run, doc); err != nil {
 		return run, &NotStoredError{Dir: dir, Store: Redact(storePath), Err: err}
 	}
 	return run, nil
 }
 
 // PutDoc stores a run, encoded by EncodeRun, in the history store at loc.
-func PutDoc(loc string, run *Run, doc []byte) error {
-	st, err := OpenHistory(loc, false)
+func PutDoc(loc string, run *testrun.Run, doc []byte) error {
+	st, err := Open(loc, false)
 	if err != nil {
 		return err
 	}
@@ -71,71 +71,67 @@ func (e *NotStoredError) Error() string {
 func (e *NotStoredError) Unwrap() error { return e.Err }
 
 // SelectRuns resolves a selection SEL: a sweep directory (its
-// results.json), a sweep id in the history store at storePath, or a
-// KEY=VALUE[,KEY=VALUE] selector over the stored runs.
-func SelectRuns(storePath, sel string) ([]*Run, error) {
+// results.json), a sweep id in the history store h, or a
+// KEY=VALUE[,KEY=VALUE] selector over the stored runs. A sweep directory
+// is read without opening h.
+func SelectRuns(h History, sel string) ([]*testrun.Run, error) {
 	if fi, err := os.Stat(filepath.Join(sel, sweep.ManifestFile)); err == nil && !fi.IsDir() {
-		r, err := ReadRun(sel)
+		r, err := testrun.ReadRun(sel)
 		if err != nil {
 			return nil, err
 		}
-		return []*Run{r}, nil
+		return []*testrun.Run{r}, nil
 	}
-	st, err := OpenHistory(storePath, true)
-	if err != nil {
+	if err := Opened(h); err != nil {
 		return nil, fmt.Errorf("%q is not a sweep directory, and %w", sel, err)
 	}
-	defer st.Close()
 	if strings.Contains(sel, "=") {
 		fs, err := ParseFilters(strings.Split(sel, ","))
 		if err != nil {
 			return nil, fail.Usagef("%v", err)
 		}
-		all, err := st.Runs()
+		runs, err := h.Query(Query{Filters: fs})
 		if err != nil {
 			return nil, err
 		}
-		if runs := Select(all, fs); len(runs) > 0 {
+		if len(runs) > 0 {
 			return runs, nil
 		}
 		return nil, fail.Usagef("no stored run has cells matching %s", sel)
 	}
-	r, err := st.Get(sel)
+	r, err := h.Get(sel)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
-		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, st)
+		return nil, fail.Usagef("%q is neither a sweep directory nor a run in %s (kvsweep report --history lists them)", sel, h)
 	}
-	return []*Run{r}, nil
+	return []*testrun.Run{r}, nil
 }
 
-// Latest returns the newest run in the store at storePath with that name
-// and ref, other than the run except; nil when there is none (no store
-// yet is none).
-func Latest(storePath, name, ref, except string) (*Run, error) {
-	all, err := StoredRuns(storePath, true)
-	if err != nil {
+// Latest returns the newest run in the store h with that name and ref,
+// other than the run except; nil when there is none (no store yet is
+// none).
+func Latest(h History, name, ref, except string) (*testrun.Run, error) {
+	if Missing(h) {
+		return nil, nil
+	}
+	runs, err := h.Query(Query{Named: true, Name: name, Ref: ref, Except: except, Newest: true})
+	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
-	var best *Run
-	for _, r := range all {
-		if r.Name == name && r.Ref == ref && r.ID != except && (best == nil || r.CollectedAt.After(best.CollectedAt)) {
-			best = r
-		}
-	}
-	return best, nil
+	return runs[0], nil
 }
 
 // StoredRuns reads every run of the store at path (a bbolt file or a
 // URL), which is opened read-only; with missingOK a store file that does
 // not exist yet has none (a database without kvsweep's tables has none in
 // any case).
-func StoredRuns(path string, missingOK bool) ([]*Run, error) {
+func StoredRuns(path string, missingOK bool) ([]*testrun.Run, error) {
 	if _, err := os.Stat(path); !IsURL(path) && missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	st, err := OpenHistory(path, true)
+	st, err := Open(path, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package testrun
+package bolt
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// What OpenStore checks of a store's file before the database code maps
+// What Open checks of a store's file before the database code maps
 // it, and the error it refuses a damaged one with.
 
 // DamagedStoreError is a history store file kvsweep cannot read: what is

@@ -1,4 +1,4 @@
-package testrun_test
+package bolt_test
 
 import (
 	"path/filepath"
@@ -7,7 +7,7 @@ import (
 	"github.com/kvsweep/kvsweep/internal/storetest"
 )
 
-// The history store's suite on the embedded bbolt file (package pgstore
+// The history store's suite on the embedded bbolt file (package history/pg
 // runs the same suite on PostgreSQL).
 func TestStoreSuite(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "history.db") })

@@ -1,4 +1,4 @@
-package testrun
+package history
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // Filter selects cells: KEY=VALUE on a cell parameter (engine=vllm), on
@@ -29,7 +30,7 @@ func ParseFilters(terms []string) ([]Filter, error) {
 }
 
 // Match reports whether a cell matches every filter.
-func Match(c CellResult, fs []Filter) bool {
+func Match(c testrun.CellResult, fs []Filter) bool {
 	for _, f := range fs {
 		switch {
 		case f.Key == "image.digest":
@@ -56,17 +57,17 @@ func Match(c CellResult, fs []Filter) bool {
 
 // Select keeps the cells of runs that match the filters, dropping runs
 // left empty.
-func Select(runs []*Run, fs []Filter) []*Run {
+func Select(runs []*testrun.Run, fs []Filter) []*testrun.Run {
 	if len(fs) == 0 {
 		return runs
 	}
-	return KeepCells(runs, func(c CellResult) bool { return Match(c, fs) })
+	return KeepCells(runs, func(c testrun.CellResult) bool { return Match(c, fs) })
 }
 
 // KeepCells narrows runs to the cells keep accepts, with their notes,
 // dropping runs left empty.
-func KeepCells(runs []*Run, keep func(CellResult) bool) []*Run {
-	var out []*Run
+func KeepCells(runs []*testrun.Run, keep func(testrun.CellResult) bool) []*testrun.Run {
+	var out []*testrun.Run
 	for _, r := range runs {
 		cp := *r
 		cp.Cells = nil
@@ -85,10 +86,10 @@ func KeepCells(runs []*Run, keep func(CellResult) bool) []*Run {
 
 // notesFor keeps the notes of r on the whole run and on its cells: a run
 // narrowed by a filter shows only the notes of the cells it kept.
-func notesFor(r *Run) []Note {
-	var out []Note
+func notesFor(r *testrun.Run) []testrun.Note {
+	var out []testrun.Note
 	for _, n := range r.Notes {
-		if n.Cell == "" || slices.ContainsFunc(r.Cells, func(c CellResult) bool { return c.Name == n.Cell }) {
+		if n.Cell == "" || slices.ContainsFunc(r.Cells, func(c testrun.CellResult) bool { return c.Name == n.Cell }) {
 			out = append(out, n)
 		}
 	}
@@ -96,8 +97,8 @@ func notesFor(r *Run) []Note {
 }
 
 // InWindow keeps the runs that started between from and to (zero: open).
-func InWindow(runs []*Run, from, to time.Time) []*Run {
-	var out []*Run
+func InWindow(runs []*testrun.Run, from, to time.Time) []*testrun.Run {
+	var out []*testrun.Run
 	for _, r := range runs {
 		if d := r.Date(); (from.IsZero() || !d.Before(from)) && (to.IsZero() || !d.After(to)) {
 			out = append(out, r)

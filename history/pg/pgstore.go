@@ -1,6 +1,6 @@
-// Package pgstore is the history store on PostgreSQL: the store a team
+// Package pg is the history store on PostgreSQL: the store a team
 // shares (several CI runners, people's login nodes), beside the embedded
-// bbolt file, behind the same testrun.History.
+// bbolt file, behind the same history.History.
 //
 // A run is stored whole or not at all: one transaction replaces a sweep's
 // run (its notes stay), serialised per sweep by an advisory lock, so
@@ -12,7 +12,7 @@
 // restarting, a connection lost, a deadlock or serialisation failure) are
 // retried with backoff until a deadline; a password, in the URL or in
 // $PGPASSWORD, is never part of a message.
-package pgstore
+package pg
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/kvsweep/kvsweep/testrun"
+	"github.com/kvsweep/kvsweep/history"
 )
 
 // Schemes are the URL schemes of the store.
@@ -53,13 +53,13 @@ type Store struct {
 	empty bool
 }
 
-var _ testrun.History = (*Store)(nil)
+var _ history.History = (*Store)(nil)
 
 // Open opens the store at the URL loc (libpq's: sslmode and the other
 // settings pass through, $PGPASSWORD and ~/.pgpass are read). A writer
 // creates kvsweep's tables in a database that has none; a database whose
 // schema is older or newer than this kvsweep's is refused with what to do.
-func Open(loc string, readOnly bool) (testrun.History, error) {
+func Open(loc string, readOnly bool) (history.History, error) {
 	s, err := connect(loc, readOnly)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func Open(loc string, readOnly bool) (testrun.History, error) {
 }
 
 func connect(loc string, readOnly bool) (*Store, error) {
-	where := testrun.Redact(loc)
+	where := history.Redact(loc)
 	cfg, err := pgx.ParseConfig(loc)
 	if err != nil {
 		return nil, fmt.Errorf("history store %s: %s", where, scrub(err.Error(), passwordOf(loc)))
@@ -198,5 +198,5 @@ func transient(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// Importing the package makes testrun.OpenHistory open postgres:// URLs.
-func init() { testrun.RegisterBackend(Open, Schemes...) }
+// Importing the package makes history.Open open postgres:// URLs.
+func init() { history.RegisterBackend(Open, Schemes...) }

@@ -1,4 +1,4 @@
-package pgstore
+package pg
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -53,7 +54,7 @@ func (s *Store) Runs() ([]*testrun.Run, error) {
 	var runs []*testrun.Run
 	err := s.snapshot("reading the runs", func(ctx context.Context, tx pgx.Tx) error {
 		runs = runs[:0]
-		rows, err := tx.Query(ctx, `SELECT id, doc FROM kvsweep.runs`)
+		rows, err := tx.Query(ctx, `SELECT id, doc FROM kvsweep.runs ORDER BY id`)
 		if err != nil {
 			return err
 		}
@@ -99,4 +100,59 @@ func (s *Store) notes(ctx context.Context, tx pgx.Tx, where string, args ...any)
 		return nil
 	})
 	return out, err
+}
+
+// Query returns the runs q selects, oldest first: the runs SQL over the
+// tables selects (indexed, migrations/0002_queries.sql), decoded and held
+// to q (history.Apply), which narrows their cells. The SQL may select a
+// run q does not (a time compared to the microsecond), never the reverse.
+func (s *Store) Query(q history.Query) ([]*testrun.Run, error) {
+	if s.empty {
+		return nil, nil
+	}
+	where, args := sqlWhere(q)
+	var runs []*testrun.Run
+	err := s.snapshot("querying the runs", func(ctx context.Context, tx pgx.Tx) error {
+		runs = runs[:0]
+		rows, err := tx.Query(ctx, `SELECT id, doc FROM kvsweep.runs r WHERE `+where+` ORDER BY id`, args...)
+		if err != nil {
+			return err
+		}
+		var id string
+		var doc []byte
+		var ids []string
+		_, err = pgx.ForEachRow(rows, []any{&id, &doc}, func() error {
+			r, err := testrun.DecodeRun(doc)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", id, err)
+			}
+			runs, ids = append(runs, r), append(ids, id)
+			return nil
+		})
+		if err != nil || len(runs) == 0 {
+			return err
+		}
+		notes, err := s.notes(ctx, tx, `WHERE sweep = ANY($1)`, ids)
+		for _, r := range runs {
+			r.Notes = notes[r.ID]
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	testrun.SortRuns(runs)
+	return history.Apply(runs, q), nil
+}
+
+// Count is the number of stored runs.
+func (s *Store) Count() (int, error) {
+	if s.empty {
+		return 0, nil
+	}
+	var n int
+	err := s.snapshot("counting the runs", func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM kvsweep.runs`).Scan(&n)
+	})
+	return n, err
 }

@@ -1,25 +1,27 @@
-package testrun
+package history
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// Copied is what CopyHistory did: the runs read, those written (new or
+// Copied is what Copy did: the runs read, those written (new or
 // different), those already there the same, and the notes added.
 type Copied struct {
 	Runs, Written, Same, Notes int
 }
 
-// CopyHistory copies every run and note of the history store at src into
+// Copy copies every run and note of the history store at src into
 // the one at dst (either a bbolt file or a URL; dst is created if need
 // be), and then verifies the copy: each run of src read back from dst
 // has the same content hash, and each of its notes is there. It is
 // idempotent: a run dst holds the same is not written again, a note it
 // holds is not added twice. Runs of dst that src lacks are kept.
-func CopyHistory(src, dst string) (Copied, error) {
+func Copy(src, dst string) (Copied, error) {
 	var c Copied
-	from, err := OpenHistory(src, true)
+	from, err := Open(src, true)
 	if err != nil {
 		return c, err
 	}
@@ -29,7 +31,7 @@ func CopyHistory(src, dst string) (Copied, error) {
 		return c, err
 	}
 	c.Runs = len(runs)
-	to, err := OpenHistory(dst, false)
+	to, err := Open(dst, false)
 	if err != nil {
 		return c, err
 	}
@@ -47,7 +49,7 @@ func CopyHistory(src, dst string) (Copied, error) {
 	return c, nil
 }
 
-func copyRun(to History, r *Run, c *Copied) error {
+func copyRun(to History, r *testrun.Run, c *Copied) error {
 	have, err := to.Get(r.ID)
 	if err != nil {
 		return err
@@ -73,7 +75,7 @@ func copyRun(to History, r *Run, c *Copied) error {
 }
 
 // verifyRun checks that to holds r: the same run, and each of its notes.
-func verifyRun(to History, r *Run) error {
+func verifyRun(to History, r *testrun.Run) error {
 	got, err := to.Get(r.ID)
 	if err != nil {
 		return err
@@ -94,14 +96,14 @@ func verifyRun(to History, r *Run) error {
 
 // runHash is the content hash of a run without its notes ("" if it does
 // not encode, which no stored run does).
-func runHash(r *Run) string {
+func runHash(r *testrun.Run) string {
 	cp := *r
 	cp.Notes = nil
 	h, _ := ContentHash(&cp)
 	return h
 }
 
-func hasNote(notes []Note, n Note) bool {
+func hasNote(notes []testrun.Note, n testrun.Note) bool {
 	want, _ := json.Marshal(n)
 	for _, have := range notes {
 		if b, _ := json.Marshal(have); string(b) == string(want) {

@@ -1,4 +1,7 @@
-package testrun
+// Package bolt is the history store in an embedded bbolt file: one file,
+// no server, for one person on one machine. Importing it makes
+// history.Open open plain paths with it.
+package bolt
 
 import (
 	"bytes"
@@ -9,44 +12,48 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"time"
 
-	"github.com/kvsweep/kvsweep/sweep"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// BoltStore is the run history: an embedded bbolt database (one file, no
+// Store is the run history: an embedded bbolt database (one file, no
 // server). Each Put is one transaction, so a run is stored whole or not at
 // all, and a crash never leaves a torn file. Processes take turns through
 // the file lock: a second collect waits (up to Timeout) for the first to
 // finish, and both runs are kept. A run is keyed by its sweep id, so
 // collecting a sweep again replaces its run.
-type BoltStore struct {
-	db   *bolt.DB
+type Store struct {
+	db   *bbolt.DB
 	path string
 }
 
 var runsBucket = []byte("runs")
 
-// DefaultStorePath is $KVSWEEP_STORE, else ~/.local/share/kvsweep/history.db.
-func DefaultStorePath() string {
-	if p := os.Getenv("KVSWEEP_STORE"); p != "" {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "kvsweep-history.db"
-	}
-	return filepath.Join(home, ".local", "share", "kvsweep", "history.db")
+var _ history.History = (*Store)(nil)
+
+// Importing the package makes history.Open open plain paths (a bbolt
+// file).
+func init() {
+	history.RegisterBackend(func(loc string, readOnly bool) (history.History, error) {
+		st, err := Open(loc, readOnly)
+		if err != nil {
+			return nil, err // no typed nil in the interface
+		}
+		return st, nil
+	}, "")
 }
 
-// OpenStore opens (creating) the store at path. readOnly opens share the
+// Open opens (creating) the store at path. readOnly opens share the
 // file with other readers. A file there that is no history store, or one
 // damaged (cut short, overwritten), is refused with what is wrong and how
 // to recover, and left as it is.
-func OpenStore(path string, readOnly bool) (*BoltStore, error) {
+func Open(path string, readOnly bool) (*Store, error) {
 	if !readOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
@@ -57,9 +64,9 @@ func OpenStore(path string, readOnly bool) (*BoltStore, error) {
 	if err := checkStoreFile(path, readOnly); err != nil {
 		return nil, err
 	}
-	s := &BoltStore{path: path}
+	s := &Store{path: path}
 	err := s.guard(func() (err error) {
-		s.db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: storeLockTimeout, ReadOnly: readOnly})
+		s.db, err = bbolt.Open(path, 0o644, &bbolt.Options{Timeout: storeLockTimeout, ReadOnly: readOnly})
 		return err
 	})
 	if s.db == nil && err != nil {
@@ -79,9 +86,11 @@ func OpenStore(path string, readOnly bool) (*BoltStore, error) {
 		return nil, fmt.Errorf("history store %s: %w", path, err)
 	}
 	if !readOnly {
-		if err := s.update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(runsBucket)
-			return err
+		if err := s.update(func(tx *bbolt.Tx) error {
+			if _, err := tx.CreateBucketIfNotExists(runsBucket); err != nil {
+				return err
+			}
+			return ensureIndex(tx)
 		}); err != nil {
 			s.db.Close()
 			return nil, err
@@ -97,7 +106,7 @@ var storeLockTimeout = 2 * time.Minute
 // database code, and turns a fault on its mapping or a panic on a damaged
 // page into a DamagedStoreError: a damaged store is an error, never a
 // crash. The database rolls back the transaction f was in.
-func (s *BoltStore) guard(f func() error) (err error) {
+func (s *Store) guard(f func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -108,45 +117,49 @@ func (s *BoltStore) guard(f func() error) (err error) {
 }
 
 // view and update are the database's transactions, guarded.
-func (s *BoltStore) view(f func(*bolt.Tx) error) error {
+func (s *Store) view(f func(*bbolt.Tx) error) error {
 	return s.guard(func() error { return s.db.View(f) })
 }
 
-func (s *BoltStore) update(f func(*bolt.Tx) error) error {
+func (s *Store) update(f func(*bbolt.Tx) error) error {
 	return s.guard(func() error { return s.db.Update(f) })
 }
 
 // Close releases the file.
-func (s *BoltStore) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db.Close() }
 
 // Put stores run, replacing an earlier run of the same sweep.
-func (s *BoltStore) Put(run *Run) error {
-	b, err := EncodeRun(run)
+func (s *Store) Put(run *testrun.Run) error {
+	b, err := testrun.EncodeRun(run)
 	if err != nil {
 		return err
 	}
-	return s.put(run.ID, b)
+	return s.put(run, b)
 }
 
 // PutEncoded stores a run encoded by EncodeRun (results.json's bytes).
-func (s *BoltStore) PutEncoded(run *Run, doc []byte) error {
-	return s.put(run.ID, bytes.TrimSuffix(doc, []byte("\n")))
+func (s *Store) PutEncoded(run *testrun.Run, doc []byte) error {
+	return s.put(run, bytes.TrimSuffix(doc, []byte("\n")))
 }
 
 // String is the store's path.
-func (s *BoltStore) String() string { return s.path }
+func (s *Store) String() string { return s.path }
 
-// put stores a run as encoded (json.Marshal's bytes, without notes).
-func (s *BoltStore) put(id string, b []byte) error {
-	return s.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(runsBucket).Put([]byte(id), b)
+// put stores a run as encoded (json.Marshal's bytes, without notes), and
+// its index entries, in one transaction.
+func (s *Store) put(run *testrun.Run, b []byte) error {
+	return s.update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(runsBucket).Put([]byte(run.ID), b); err != nil {
+			return err
+		}
+		return reindex(tx, run.ID, run)
 	})
 }
 
 // Get returns the run of a sweep id, or nil.
-func (s *BoltStore) Get(id string) (*Run, error) {
-	var run *Run
-	err := s.view(func(tx *bolt.Tx) error {
+func (s *Store) Get(id string) (*testrun.Run, error) {
+	var run *testrun.Run
+	err := s.view(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(runsBucket)
 		if b == nil {
 			return nil
@@ -158,7 +171,7 @@ func (s *BoltStore) Get(id string) (*Run, error) {
 		// v is the database's until the transaction ends: decoded from
 		// a copy (the fast decoder may keep parts of its input).
 		var err error
-		if run, err = decodeRun(bytes.Clone(v)); err != nil {
+		if run, err = testrun.DecodeRun(bytes.Clone(v)); err != nil {
 			return err
 		}
 		notes, err := notesOf(tx, id)
@@ -169,15 +182,15 @@ func (s *BoltStore) Get(id string) (*Run, error) {
 }
 
 // Runs returns every stored run, oldest first (by start, then collection).
-func (s *BoltStore) Runs() ([]*Run, error) {
-	var runs []*Run
-	err := s.view(func(tx *bolt.Tx) error {
+func (s *Store) Runs() ([]*testrun.Run, error) {
+	var runs []*testrun.Run
+	err := s.view(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(runsBucket)
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			r, err := decodeRun(bytes.Clone(v))
+			r, err := testrun.DecodeRun(bytes.Clone(v))
 			if err != nil {
 				return fmt.Errorf("run %s: %w", k, err)
 			}
@@ -186,37 +199,26 @@ func (s *BoltStore) Runs() ([]*Run, error) {
 			return err
 		})
 	})
-	sortRuns(runs)
+	testrun.SortRuns(runs)
 	return runs, err
 }
 
-func sortRuns(runs []*Run) {
-	sort.SliceStable(runs, func(i, j int) bool { return runKey(runs[i]) < runKey(runs[j]) })
-}
-
-func runKey(r *Run) string {
-	if r.Started != "" {
-		return r.Started
-	}
-	return r.CollectedAt.Format(time.RFC3339)
-}
-
-// CopyStore writes a consistent copy of the store at src to dst, a new
+// CopyFile writes a consistent copy of the store at src to dst, a new
 // file (an existing one is refused, never replaced), while other kvsweeps
 // may read and write src: the last good copy to restore a damaged store
 // from. The copy is written under a temporary name, synced, renamed, and
-// opened again to check it before CopyStore returns.
-func CopyStore(src, dst string) error {
+// opened again to check it before CopyFile returns.
+func CopyFile(src, dst string) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("%s already exists: kvsweep store copy writes a new file, it never replaces one", dst)
 	}
-	st, err := OpenStore(src, true)
+	st, err := Open(src, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	err = sweep.WriteAtomic(dst, 0o644, func(w io.Writer) error {
-		return st.view(func(tx *bolt.Tx) error {
+		return st.view(func(tx *bbolt.Tx) error {
 			_, err := tx.WriteTo(w)
 			return err
 		})
@@ -224,11 +226,68 @@ func CopyStore(src, dst string) error {
 	if err != nil {
 		return fmt.Errorf("copying history store %s to %s: %w", src, dst, err)
 	}
-	cp, err := OpenStore(dst, true)
+	cp, err := Open(dst, true)
 	if err != nil {
 		return err
 	}
 	defer cp.Close()
 	_, err = cp.Runs()
 	return err
+}
+
+// Query returns the runs q selects, oldest first: those the index names,
+// decoded and held to q (history.Apply). A store without the index (one
+// written before it, opened read-only) is read whole.
+func (s *Store) Query(q history.Query) ([]*testrun.Run, error) {
+	var runs []*testrun.Run
+	scan := false
+	err := s.view(func(tx *bbolt.Tx) error {
+		idx, b := tx.Bucket(indexBucket), tx.Bucket(runsBucket)
+		if b == nil {
+			return nil
+		}
+		if idx == nil || string(idx.Get(indexVersionKey)) != indexVersion {
+			scan = true
+			return nil
+		}
+		ids, all := candidates(idx, q)
+		if scan = all; all {
+			return nil
+		}
+		for _, id := range ids {
+			v := b.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			r, err := testrun.DecodeRun(bytes.Clone(v))
+			if err != nil {
+				return fmt.Errorf("run %s: %w", id, err)
+			}
+			if r.Notes, err = notesOf(tx, id); err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if scan {
+		return history.Scan(s, q)
+	}
+	testrun.SortRuns(runs)
+	return history.Apply(runs, q), nil
+}
+
+// Count is the number of stored runs.
+func (s *Store) Count() (int, error) {
+	n := 0
+	err := s.view(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(runsBucket); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n, err
 }

@@ -1,4 +1,4 @@
-package pgstore
+package pg
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/internal/pgtest"
 	"github.com/kvsweep/kvsweep/internal/runtest"
 	"github.com/kvsweep/kvsweep/internal/storetest"
@@ -115,13 +116,13 @@ func TestPasswordsNotShown(t *testing.T) {
 	} {
 		_, err := Open(tc.loc, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", testrun.Redact(tc.loc), err, tc.want)
+			t.Errorf("%s: %v, want %q", history.Redact(tc.loc), err, tc.want)
 		}
 		if err != nil && (strings.Contains(err.Error(), "pw-in-url") || strings.Contains(err.Error(), "pw-from-env")) {
 			t.Errorf("a password in: %v", err)
 		}
 	}
-	if got := testrun.Redact("postgres://u:pw@h/db?sslmode=require&password=x"); got != "postgres://u@h/db?sslmode=require" {
+	if got := history.Redact("postgres://u:pw@h/db?sslmode=require&password=x"); got != "postgres://u@h/db?sslmode=require" {
 		t.Errorf("Redact: %s", got)
 	}
 }
@@ -130,7 +131,7 @@ func TestPasswordsNotShown(t *testing.T) {
 // committed test runs, and returns rows (a query over the last days may
 // return none: the committed runs are of a fixed date).
 func TestDocQueries(t *testing.T) {
-	doc, err := os.ReadFile("../docs/history-store.md")
+	doc, err := os.ReadFile("../../docs/history-store.md")
 	sweeptest.Must(t, err)
 	var queries []string
 	for _, block := range strings.Split(string(doc), "```sql\n")[1:] {

@@ -1,4 +1,4 @@
-package pgstore
+package pg
 
 import (
 	"context"
@@ -75,7 +75,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 }
 
 var (
-	cellCols   = []string{"run_id", "cell_no", "cell_id", "name", "params", "outcome", "class", "state", "exit_code", "image_ref", "image_digest", "commits", "nodes", "cluster", "started", "attempts", "hardware"}
+	cellCols   = []string{"run_id", "cell_no", "cell_id", "name", "params", "outcome", "class", "state", "exit_code", "image_ref", "image_digest", "commits", "nodes", "cluster", "started", "attempts", "hardware", "earlier"}
 	caseCols   = []string{"run_id", "cell_no", "case_no", "case_id", "verdict", "duration_s", "message"}
 	metricCols = []string{"run_id", "cell_no", "case_no", "metric", "value", "unit", "direction"}
 )
@@ -120,8 +120,12 @@ func layOut(run *testrun.Run) tables {
 		if c.Hardware != nil {
 			hw = c.Hardware
 		}
+		earlier := c.Earlier
+		if earlier == nil {
+			earlier = []testrun.Attempt{}
+		}
 		t.cells = append(t.cells, []any{run.ID, i, c.CellID, c.Name, params, c.Outcome, c.Class, c.State, c.ExitCode,
-			c.Image.Ref, c.Image.Digest, commits, c.Nodes, c.Cluster, timestamp(c.Started), c.Attempts, hw})
+			c.Image.Ref, c.Image.Digest, commits, c.Nodes, c.Cluster, timestamp(c.Started), c.Attempts, hw, earlier})
 		for k, cs := range c.Cases {
 			t.cases = append(t.cases, []any{run.ID, i, k, cs.ID, cs.Verdict, cs.DurationS, cs.Message})
 			seen := map[string]bool{}
