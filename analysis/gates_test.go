@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fail"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"

@@ -15,7 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kvsweep/kvsweep/internal/etcdtest"
+	"github.com/kvsweep/kvsweep/internal/testing/etcdtest"
 )
 
 // TestMain doubles as a barrier participant when asked to, so tests can

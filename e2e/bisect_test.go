@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/bisect"
-	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 )
 
 // The bisect fixture: a KVCR repository of 41 commits (c0 the good one,

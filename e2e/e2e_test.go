@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/internal/pgtest"
+	"github.com/kvsweep/kvsweep/internal/testing/pgtest"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/slurm"
 	"github.com/kvsweep/kvsweep/sweep"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"

@@ -18,14 +18,14 @@ import (
 	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/history/bolt"
 	_ "github.com/kvsweep/kvsweep/history/pg" // postgres:// for history.StoredRuns
-	"github.com/kvsweep/kvsweep/internal/pgtest"
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/pgtest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// The team's history store on a real PostgreSQL (internal/pgtest), driven
+// The team's history store on a real PostgreSQL (internal/testing/pgtest), driven
 // through the kvsweep binary as lanes and people drive it.
 
 // store runs the binary with the history store at loc.

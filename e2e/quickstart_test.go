@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"

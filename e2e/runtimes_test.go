@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/scheduler"

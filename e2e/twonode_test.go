@@ -14,7 +14,7 @@ import (
 	"github.com/kvsweep/kvsweep/provenance"
 	"github.com/kvsweep/kvsweep/testrun"
 
-	"github.com/kvsweep/kvsweep/internal/etcdtest"
+	"github.com/kvsweep/kvsweep/internal/testing/etcdtest"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 )

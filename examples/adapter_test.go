@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
 	"github.com/kvsweep/kvsweep/result"
 )
 

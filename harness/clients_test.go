@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 	"github.com/kvsweep/kvsweep/matrix"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 )
 
 // The real files no format reads: what each format says of them is the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 )
 
 // SOURCES.md's stated values, checked against the files and the readers:

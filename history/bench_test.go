@@ -11,8 +11,8 @@ import (
 	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/history/bolt"
 	"github.com/kvsweep/kvsweep/history/pg"
-	"github.com/kvsweep/kvsweep/internal/pgtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/pgtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/testrun"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
 )
 
 // checkPins is a pins file for the checks: what they read of it is the

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/imagetest"
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 )
 
 // env is what scripts/buildkit-env.sh started, plus the fixtures made here.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/sweep"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/history"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

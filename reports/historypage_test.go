@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvsweep/kvsweep/analysis"
-	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/testrun"
 )

@@ -6,7 +6,7 @@
 # proxy; OCI registries; a Kubernetes cluster (API server, controller
 # manager, scheduler and kubelets built from the Go module proxy, with
 # containerd). The tests start PostgreSQL servers of their own (Debian's
-# postgresql, internal/pgtest) and stop them. This is the README's test
+# postgresql, internal/testing/pgtest) and stop them. This is the README's test
 # command and what CI runs (.ci/run). Root on Debian 12; idempotent.
 #
 #   scripts/test.sh            everything (about 10 minutes)

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/fill"
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
+	"github.com/kvsweep/kvsweep/internal/testing/fill"
 )
 
 // manifestCells are the cells of the committed sweeps' manifests.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 )
 
 // The real captures in realout.Dir/prom (SOURCES.md there says from

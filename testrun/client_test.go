@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/result"

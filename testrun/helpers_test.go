@@ -3,7 +3,7 @@ package testrun
 import (
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 )
 
 // collected collects the committed sweep NAME (sweeptest.Dir).

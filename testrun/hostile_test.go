@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/sweep"
 )
 

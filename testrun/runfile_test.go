@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/internal/fill"
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
+	"github.com/kvsweep/kvsweep/internal/testing/fill"
 	"github.com/kvsweep/kvsweep/result"
 )
 

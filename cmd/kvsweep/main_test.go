@@ -11,8 +11,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/kvsweep/kvsweep/internal/pgtest"
-	"github.com/kvsweep/kvsweep/internal/realout"
+	"github.com/kvsweep/kvsweep/internal/testing/pgtest"
+	"github.com/kvsweep/kvsweep/internal/testing/realout"
 )
 
 func TestMain(m *testing.M) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/history"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )

@@ -8,8 +8,8 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/kvsweep/kvsweep/history"
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

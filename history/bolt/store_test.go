@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/storetest"
+	"github.com/kvsweep/kvsweep/internal/testing/storetest"
 )
 
 // The history store's suite on the embedded bbolt file (package history/pg

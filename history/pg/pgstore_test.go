@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kvsweep/kvsweep/history"
-	"github.com/kvsweep/kvsweep/internal/pgtest"
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/storetest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/pgtest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/storetest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

@@ -20,54 +20,54 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":        {"analysis", "coord", "examples", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/fail", "lane", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
-	"lane":               {"analysis", "bisect", "history", "internal/fail", "matrix", "render", "reports", "scheduler", "sweep", "testrun"},
-	"matrix":             {"internal/names", "internal/yamlpos", "rules"},
-	"render":             {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
-	"render/kubejob":     {"internal/kubeid", "matrix", "sweep"},
-	"scheduler":          {"internal/fail", "internal/shq", "internal/table", "sweep"},
-	"scheduler/k8s":      {"internal/kubeid", "scheduler", "sweep"},
-	"scheduler/slurm":    {"scheduler", "sweep"},
-	"scheduler/local":    {"internal/fail", "scheduler", "sweep"},
-	"sweep":              {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
-	"result":             {"internal/jsonscan", "provenance"},
-	"harness":            {"internal/jsonscan", "result", "sweep"},
-	"testrun":            {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
-	"history":            {"internal/fail", "sweep", "testrun"},
-	"history/bolt":       {"history", "sweep", "testrun"},
-	"history/pg":         {"history", "testrun"},
-	"analysis":           {"history", "internal/fail", "result", "testrun"},
-	"reports":            {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
-	"imagebuild":         {"internal/yamlpos", "provenance", "templates"},
-	"coord":              {"internal/fail"},
-	"bisect":             {"internal/yamlpos", "sweep"},
-	"staging":            {},
-	"hardware":           {},
-	"telemetry":          {"internal/jsonscan"},
-	"provenance":         {},
-	"rules":              {},
-	"templates":          {},
-	"upstream":           {},
-	"examples":           {},
-	"e2e":                {},
-	"internal/arch":      {},
-	"internal/etcdtest":  {},
-	"internal/pgtest":    {},
-	"internal/storetest": {"history", "internal/runtest", "internal/sweeptest", "provenance", "result", "testrun"},
-	"internal/fail":      {},
-	"internal/fill":      {},
-	"internal/golden":    {},
-	"internal/realout":   {},
-	"internal/imagetest": {},
-	"internal/jsonscan":  {},
-	"internal/jsonsplit": {"internal/jsonscan"},
-	"internal/kubeid":    {},
-	"internal/names":     {},
-	"internal/shq":       {},
-	"internal/sweeptest": {"scheduler", "scheduler/local", "sweep"},
-	"internal/runtest":   {"internal/sweeptest", "testrun"},
-	"internal/table":     {},
-	"internal/yamlpos":   {},
+	"cmd/kvsweep":                {"analysis", "coord", "examples", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/fail", "lane", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"lane":                       {"analysis", "bisect", "history", "internal/fail", "matrix", "render", "reports", "scheduler", "sweep", "testrun"},
+	"matrix":                     {"internal/names", "internal/yamlpos", "rules"},
+	"render":                     {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
+	"render/kubejob":             {"internal/kubeid", "matrix", "sweep"},
+	"scheduler":                  {"internal/fail", "internal/shq", "internal/table", "sweep"},
+	"scheduler/k8s":              {"internal/kubeid", "scheduler", "sweep"},
+	"scheduler/slurm":            {"scheduler", "sweep"},
+	"scheduler/local":            {"internal/fail", "scheduler", "sweep"},
+	"sweep":                      {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
+	"result":                     {"internal/jsonscan", "provenance"},
+	"harness":                    {"internal/jsonscan", "result", "sweep"},
+	"testrun":                    {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
+	"history":                    {"internal/fail", "sweep", "testrun"},
+	"history/bolt":               {"history", "sweep", "testrun"},
+	"history/pg":                 {"history", "testrun"},
+	"analysis":                   {"history", "internal/fail", "result", "testrun"},
+	"reports":                    {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
+	"imagebuild":                 {"internal/yamlpos", "provenance", "templates"},
+	"coord":                      {"internal/fail"},
+	"bisect":                     {"internal/yamlpos", "sweep"},
+	"staging":                    {},
+	"hardware":                   {},
+	"telemetry":                  {"internal/jsonscan"},
+	"provenance":                 {},
+	"rules":                      {},
+	"templates":                  {},
+	"upstream":                   {},
+	"examples":                   {},
+	"e2e":                        {},
+	"internal/arch":              {},
+	"internal/testing/etcdtest":  {},
+	"internal/testing/pgtest":    {},
+	"internal/testing/storetest": {"history", "internal/testing/runtest", "internal/testing/sweeptest", "provenance", "result", "testrun"},
+	"internal/fail":              {},
+	"internal/testing/fill":      {},
+	"internal/testing/golden":    {},
+	"internal/testing/realout":   {},
+	"internal/testing/imagetest": {},
+	"internal/jsonscan":          {},
+	"internal/jsonsplit":         {"internal/jsonscan"},
+	"internal/kubeid":            {},
+	"internal/names":             {},
+	"internal/shq":               {},
+	"internal/testing/sweeptest": {"scheduler", "scheduler/local", "sweep"},
+	"internal/testing/runtest":   {"internal/testing/sweeptest", "testrun"},
+	"internal/table":             {},
+	"internal/yamlpos":           {},
 }
 
 // Heavy lists third-party trees that only the packages named may import;
@@ -78,12 +78,12 @@ var Allowed = map[string][]string{
 // result, the PostgreSQL driver to history/pg (and the tests' server).
 var Heavy = map[string][]string{
 	"github.com/moby/buildkit":               {"imagebuild"},
-	"github.com/google/go-containerregistry": {"imagebuild", "internal/imagetest"},
+	"github.com/google/go-containerregistry": {"imagebuild", "internal/testing/imagetest"},
 	"go.etcd.io/etcd/client/v3":              {"coord"},
 	"github.com/kaptinlin/jsonschema":        {"result"},
 	"k8s.io/client-go":                       {"scheduler/k8s"},
 	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
-	"github.com/jackc/pgx/v5":                {"history/pg", "internal/pgtest"},
+	"github.com/jackc/pgx/v5":                {"history/pg", "internal/testing/pgtest"},
 }
 
 // Package is what Check needs to know of one package: its path relative
@@ -111,6 +111,9 @@ func Check(pkgs []Package, allowed map[string][]string, heavy map[string][]strin
 			if !slices.Contains(may, imp) {
 				out = append(out, fmt.Sprintf("%s imports %s, which its line does not allow (allowed: %s)", p.Path, imp, strings.Join(may, ", ")))
 			}
+			if upward(p.Path, imp) {
+				out = append(out, fmt.Sprintf("%s imports %s: a package of internal/ imports only internal/ packages (test helpers live in internal/testing/)", p.Path, imp))
+			}
 		}
 		for _, d := range p.Deps {
 			for root, owners := range heavy {
@@ -130,4 +133,14 @@ func dependsOnAny(p Package, pkgs []string) bool {
 		rel, ok := strings.CutPrefix(d, Module)
 		return ok && slices.Contains(pkgs, rel)
 	})
+}
+
+// upward says whether pkg, a package of internal/ other than the tests'
+// helpers (internal/testing/), imports imp from outside internal/ or
+// from the helpers: internal/ is the bottom of the graph.
+func upward(pkg, imp string) bool {
+	if !strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "internal/testing/") {
+		return false
+	}
+	return !strings.HasPrefix(imp, "internal/") || strings.HasPrefix(imp, "internal/testing/")
 }

@@ -45,7 +45,7 @@ func TestPackageGraph(t *testing.T) {
 // Check refuses each way of breaking the graph, naming the package and
 // what it did.
 func TestCheckRefuses(t *testing.T) {
-	allowed := map[string][]string{"reports": {"testrun"}, "testrun": {}, "scheduler": {}}
+	allowed := map[string][]string{"reports": {"testrun"}, "testrun": {}, "scheduler": {}, "internal/shq": {"testrun"}}
 	heavy := map[string][]string{"k8s.io/client-go": {"scheduler"}}
 	for _, tc := range []struct {
 		name string
@@ -57,6 +57,8 @@ func TestCheckRefuses(t *testing.T) {
 		{"new package", Package{Path: "newpkg"}, "newpkg has no line in the allow-list"},
 		{"heavy tree", Package{Path: "testrun", Deps: []string{"k8s.io/client-go/rest"}},
 			"testrun depends on k8s.io/client-go/rest, which belongs to scheduler only"},
+		{"upward import", Package{Path: "internal/shq", Imports: []string{"testrun"}},
+			"internal/shq imports testrun: a package of internal/ imports only internal/ packages"},
 	} {
 		got := Check([]Package{tc.pkg}, allowed, heavy)
 		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/golden"
+	"github.com/kvsweep/kvsweep/internal/testing/golden"
 	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/render/kubejob"

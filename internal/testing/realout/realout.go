@@ -18,7 +18,7 @@ import (
 // root.
 func Path() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "realout"))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "realout"))
 }
 
 // Dir returns Path, or skips t when the directory is missing and CI is

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/history"
-	"github.com/kvsweep/kvsweep/internal/runtest"
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/runtest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/testrun"
 )

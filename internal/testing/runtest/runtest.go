@@ -5,7 +5,7 @@ package runtest
 import (
 	"testing"
 
-	"github.com/kvsweep/kvsweep/internal/sweeptest"
+	"github.com/kvsweep/kvsweep/internal/testing/sweeptest"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 

@@ -28,7 +28,7 @@ var Now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 // Dir is the committed sweep NAME (base, cand, mixed).
 func Dir(name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testrun", "testdata", name)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testrun", "testdata", name)
 }
 
 // Copy copies the committed sweep NAME into a directory of the test's,
