@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -107,6 +108,43 @@ func TestDocTable(t *testing.T) {
 	for pkg := range doc {
 		if _, ok := Allowed[pkg]; !ok {
 			t.Errorf("docs/architecture.md has a row for %s, which internal/arch.Allowed lacks", pkg)
+		}
+	}
+}
+
+// README's layout table names every top-level directory of the module
+// and every package outside internal/, so a newcomer finds each one.
+func TestReadmeLayout(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `([a-z0-9/]+)/` \\|")
+	listed := map[string]bool{}
+	for line := range strings.Lines(string(b)) {
+		if m := row.FindStringSubmatch(line); m != nil {
+			listed[m[1]] = true
+		}
+	}
+	want := map[string]bool{}
+	for pkg := range Allowed {
+		if !strings.HasPrefix(pkg, "internal/") {
+			want[pkg] = true
+		}
+		want[strings.Split(pkg, "/")[0]] = true
+	}
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "cmd" {
+			want[e.Name()] = true
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(want)) {
+		if !listed[p] && p != "cmd" {
+			t.Errorf("README.md's layout table has no row for %s/", p)
 		}
 	}
 }
