@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/testing/rendertest"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
@@ -162,6 +163,6 @@ topologies: {t: {kind: aggregated, resources: {time: 1m}}}
 geometries: {g: {}}
 matrix: {engine: [vllm], topology: [t], geometry: [g], case: [TC-01], repeat: ["1", "2", "3", "4", "5", "6", "7", "8"]}
 `
-	dir, _ := renderSpec(t, "eight.yaml", []byte(src), render.Options{SweepID: "eight-test"})
+	dir, _ := rendertest.Render(t, "eight.yaml", []byte(src), render.Options{SweepID: "eight-test"})
 	return dir
 }

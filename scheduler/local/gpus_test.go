@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/testing/rendertest"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/local"
@@ -61,7 +62,7 @@ topologies:
 geometries: {g: {flags: {model: m}}}
 %s
 `, locks, harness, matrixRows)
-	dir, _ = renderSpec(t, "gpus.yaml", []byte(src), render.Options{SweepID: "gpus-test"})
+	dir, _ = rendertest.Render(t, "gpus.yaml", []byte(src), render.Options{SweepID: "gpus-test"})
 	return dir, locks
 }
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/internal/testing/rendertest"
 	"github.com/kvsweep/kvsweep/render"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/local"
@@ -49,7 +49,7 @@ topologies: {aggregated: {resources: {time: %s}}, short: {kind: aggregated, reso
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: %s, geometry: [g], case: [TC-01], sim: [%s], exclude: [%s]}
 `, harness, limit, topology, strings.Join(q, ", "), strings.Join(exclude, ", "))
-	dir, m := renderSpec(t, "local.yaml", []byte(src), render.Options{SweepID: "local-test"})
+	dir, m := rendertest.Render(t, "local.yaml", []byte(src), render.Options{SweepID: "local-test"})
 	return dir, m
 }
 
@@ -178,7 +178,7 @@ geometries: {g: {flags: {}}}
 matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 `
 	src = fmt.Sprintf(src, workers-1, kind, gpus, kind)
-	dir, m := renderSpec(t, "services.yaml", []byte(src), render.Options{SweepID: "services-" + kind})
+	dir, m := rendertest.Render(t, "services.yaml", []byte(src), render.Options{SweepID: "services-" + kind})
 	start := time.Now()
 	cells := runLocal(t, context.Background(), dir, 1)
 	if cells[0].State != scheduler.StateCompleted {
@@ -208,21 +208,6 @@ matrix: {engine: [vllm], topology: [%s], geometry: [g], case: [TC-01]}
 			t.Errorf("service %d log: %v", i, err)
 		}
 	}
-}
-
-// renderSpec renders a spec into a new sweep directory, as kvsweep render does.
-func renderSpec(t testing.TB, path string, src []byte, opts render.Options) (string, *sweep.Manifest) {
-	t.Helper()
-	s, cells, err := matrix.ParseCells(path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "sweep")
-	m, err := render.Render(s, src, cells, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, m
 }
 
 // A status query only reads; Observe (what follows a sweep) records the
@@ -268,7 +253,7 @@ topologies: {aggregated: {resources: {time: 1h}}}
 geometries: {g: {flags: {model: m}}}
 matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], sim: ["sleep:300", "sleep:301"]}
 `, harness)
-	dir, _ := renderSpec(t, "queued.yaml", []byte(src), render.Options{SweepID: "queued", NoArray: true})
+	dir, _ := rendertest.Render(t, "queued.yaml", []byte(src), render.Options{SweepID: "queued", NoArray: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
