@@ -141,6 +141,23 @@ func (c *Comparison) Regressions() int {
 	return n
 }
 
+// Regressed names each regression Regressions counts, worse verdicts
+// first: "CELL CASE PASS -> FAIL", "CELL CASE METRIC +50.00%".
+func (c *Comparison) Regressed() []string {
+	var out []string
+	for _, v := range c.Verdicts {
+		if v.Worse {
+			out = append(out, fmt.Sprintf("%s %s %s -> %s", v.Cell, v.Case, v.Baseline, v.Candidate))
+		}
+	}
+	for _, m := range c.Metrics {
+		if m.Regression {
+			out = append(out, fmt.Sprintf("%s %s %s %+.2f%%", m.Cell, m.Case, m.Metric, m.DeltaPct))
+		}
+	}
+	return out
+}
+
 // side gathers the samples of one side: per cell key, per case.
 type side struct {
 	verdicts map[string]map[string][]string // key -> case -> verdicts

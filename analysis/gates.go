@@ -71,7 +71,7 @@ func Check(runs []*testrun.Run, comparison *Comparison, g Gates) error {
 	reason(len(infra), "%d cell(s) without a result for a reason outside the test (infra)", infra)
 	reason(len(unproven), "%d cell(s) ran without provenance (--require-provenance)", unproven)
 	if comparison != nil {
-		reason(comparison.Regressions(), "%d regression(s)", nil)
+		reason(comparison.Regressions(), "%d regression(s)", comparison.Regressed())
 		if comparison.Matched == 0 {
 			why = append(why, fmt.Sprintf("the comparison matched no cell: baseline %s and candidate %s share no cell", comparison.Baseline, comparison.Candidate))
 		}
