@@ -63,6 +63,11 @@ func junitTime(r *testrun.Run) string { return r.Date().Format("2006-01-02T15:04
 
 // WriteJUnit renders runs as JUnit XML.
 func WriteJUnit(w io.Writer, runs ...*testrun.Run) error {
+	return encodeJUnit(w, runSuites(runs))
+}
+
+// runSuites is a testsuite per run: a testcase per cell and case.
+func runSuites(runs []*testrun.Run) junitSuites {
 	var root junitSuites
 	for i, r := range runs {
 		s := junitSuite{Name: r.ID, Package: "kvsweep." + r.Name, ID: i, Timestamp: junitTime(r), Hostname: "localhost"}
@@ -117,6 +122,11 @@ func WriteJUnit(w io.Writer, runs ...*testrun.Run) error {
 		s.SystemOut += junitAttachments(r)
 		root.Suites = append(root.Suites, s)
 	}
+	return root
+}
+
+// encodeJUnit writes the suites as one XML document.
+func encodeJUnit(w io.Writer, root junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -129,10 +139,15 @@ func WriteJUnit(w io.Writer, runs ...*testrun.Run) error {
 	return err
 }
 
-// writeComparisonJUnit renders a comparison as one testsuite: a testcase
-// per compared cell and case, failing on a verdict that got worse or a
-// metric regression, and one per baseline cell or case the candidate lacks.
+// writeComparisonJUnit renders a comparison as one testsuite.
 func writeComparisonJUnit(w io.Writer, c *analysis.Comparison) error {
+	return encodeJUnit(w, junitSuites{Suites: []junitSuite{comparisonSuite(c)}})
+}
+
+// comparisonSuite is a comparison's testsuite: a testcase per compared
+// cell and case, failing on a verdict that got worse or a metric
+// regression, and one per baseline cell or case the candidate lacks.
+func comparisonSuite(c *analysis.Comparison) junitSuite {
 	s := junitSuite{Name: c.Candidate + " vs " + c.Baseline, Package: "kvsweep.compare", Hostname: "localhost", Time: "0",
 		Timestamp: c.CollectedAt().UTC().Format("2006-01-02T15:04:05")}
 	type key struct{ cell, cs string }
@@ -180,16 +195,7 @@ func writeComparisonJUnit(w io.Writer, c *analysis.Comparison) error {
 		s.Cases = append(s.Cases, tc)
 	}
 	s.SystemOut = c.Summary() + "\n"
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return s
 }
 
 // junitAttachments lists each cell's evidence as the attachments CI test
