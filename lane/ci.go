@@ -96,8 +96,10 @@ type CI struct {
 
 // WriteCI is a CI job's end of the lane: it shows the log tails of the
 // cells that did not pass and gathers their artifacts, judges the run
-// (Judge), and writes the step summary (comparison first) and the JUnit
-// file. The verdict is returned whether or not the gates hold.
+// (Judge), and writes the step summary (the verdict's line first, then
+// the comparison) and the JUnit file (the run's cases and the
+// comparison's, failing where the gates do). The verdict is returned
+// whether or not the gates hold.
 func (l *Lane) WriteCI(dir string, run *testrun.Run, j *Judging, c *CI) (*Verdict, error) {
 	l.showLogs(dir, run, c)
 	l.gather(run, c)
@@ -105,7 +107,7 @@ func (l *Lane) WriteCI(dir string, run *testrun.Run, j *Judging, c *CI) (*Verdic
 	if err != nil {
 		return nil, err
 	}
-	var parts [][]byte
+	parts := [][]byte{[]byte(reports.GatesLine(v.Gates, alone(v, j)))}
 	if v.Comparison != nil {
 		var b bytes.Buffer
 		if err := reports.WriteComparison(&b, "markdown", v.Comparison); err != nil {
@@ -122,10 +124,22 @@ func (l *Lane) WriteCI(dir string, run *testrun.Run, j *Judging, c *CI) (*Verdic
 		return nil, err
 	}
 	var x bytes.Buffer
-	if err := reports.WriteJUnit(&x, run); err != nil {
+	if err := reports.WriteCIJUnit(&x, run, v.Comparison, v.Gates); err != nil {
 		return nil, err
 	}
 	return v, os.WriteFile(orIn(dir, c.JUnit, JUnitFile), x.Bytes(), 0o644)
+}
+
+// alone says why a verdict compared nothing ("" when it compared): no
+// run on the baseline ref yet, or no baseline asked for.
+func alone(v *Verdict, j *Judging) string {
+	switch {
+	case v.Comparison != nil:
+		return ""
+	case j.Baseline == "auto":
+		return "No baseline on " + j.BaselineRef + ": this run is reported alone"
+	}
+	return "No baseline (--baseline none): this run is reported alone"
 }
 
 // orIn is path, or name in dir when path is empty.

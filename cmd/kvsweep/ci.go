@@ -22,14 +22,18 @@ var ciCmd = &command{
 was never submitted, follows it with one log line per change (retrying
 infra failures under the spec's retry.infra), collects it into the history
 store with --ref, and reports: markdown into --summary (GitHub's
-$GITHUB_STEP_SUMMARY by default, kept under its 1 MiB limit) and JUnit
-into --junit. The tails of the logs of every cell that did not pass go to
+$GITHUB_STEP_SUMMARY by default, kept under its 1 MiB limit), opening
+with the verdict ("Gates: passed", or "Gates: FAILED: " and why), and
+JUnit into --junit: the run's cases, and the comparison's, where a
+regression, a verdict that got worse or a lost baseline cell or case is
+a failure. The tails of the logs of every cell that did not pass go to
 the CI log, one ::group:: per cell. The exit status is report --check's:
-0 when every gate holds, 3 when one does not (it says which).
+0 when every gate holds, 3 when one does not (it says which), and the
+JUnit is never green when it is 3.
 
 --baseline auto compares against the newest stored run of the same spec
 name on --baseline-ref (default main); none yet is not an error on a
-first run. On SIGTERM or SIGINT (a cancelled workflow) every job of the
+first run, and the summary's first line says the run is reported alone. On SIGTERM or SIGINT (a cancelled workflow) every job of the
 sweep is cancelled before kvsweep ci exits, and it says so.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		o := &ciOpts{render: renderFlags(fs), submit: submitFlags(fs)}
