@@ -53,7 +53,9 @@ func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
 					add(r, a.Nodes, a.State)
 				}
 			}
-			if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK {
+			// A cell still queued or running when collected (stored so
+			// by an older kvsweep) did not fail on its node.
+			if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK && !testrun.Unfinished(c.State) {
 				add(r, c.Nodes, c.State)
 			}
 		}

@@ -71,9 +71,11 @@ func (q Query) matchesRun(r *testrun.Run) bool {
 }
 
 // InfraFailure reports whether a cell failed outside the test, now or in
-// an earlier attempt: a cell the bad-node ledger counts.
+// an earlier attempt: a cell the bad-node ledger counts. A cell whose job
+// had not ended when it was collected (testrun.Unfinished: a run stored
+// before collect refused such runs classed it infra) did not fail.
 func InfraFailure(c testrun.CellResult) bool {
-	if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK {
+	if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK && !testrun.Unfinished(c.State) {
 		return true
 	}
 	for _, a := range c.Earlier {

@@ -19,10 +19,19 @@ import (
 // nil, is given the collected run while those are written (a report
 // made from it, kept until CollectDir has returned without an error); it
 // must not change the run. CollectDir returns when both are done.
+//
+// A sweep with cells still queued or running (testrun.NotFinished) is
+// not over: CollectDir writes nothing, neither results.json nor the
+// store, calls no alongside, and returns the run read so far with an
+// *UnfinishedError, so that no half-run sweep is ever judged, compared
+// or counted in the bad-node ledger.
 func CollectDir(dir string, opts testrun.CollectOptions, storePath string, alongside func(*testrun.Run)) (*testrun.Run, error) {
 	run, err := testrun.Collect(dir, opts)
 	if err != nil {
 		return nil, err
+	}
+	if n, states := run.Unfinished(); n > 0 {
+		return run, &UnfinishedError{Dir: dir, Sweep: run.ID, Cells: len(run.Cells), Unfinished: n, States: states}
 	}
 	if alongside != nil {
 		var wg sync.WaitGroup
@@ -55,6 +64,20 @@ func PutDoc(loc string, run *testrun.Run, doc []byte) error {
 	}
 	defer st.Close()
 	return st.PutEncoded(run, doc)
+}
+
+// UnfinishedError is a sweep collected while some of its cells had not
+// ended: nothing was written, and what to do.
+type UnfinishedError struct {
+	Dir, Sweep        string
+	Cells, Unfinished int
+	States            string // "1 RUNNING, 1 PENDING"
+}
+
+func (e *UnfinishedError) Error() string {
+	return fmt.Sprintf("sweep %s is not finished: %d of %d cells are still queued or running (%s); nothing was written or stored. "+
+		"Wait for them with kvsweep status %s --watch, then collect again (or end them with kvsweep cancel %s, and collect what ran)",
+		e.Sweep, e.Unfinished, e.Cells, e.States, e.Dir, e.Dir)
 }
 
 // NotStoredError is a sweep collected, its results.json written, that the

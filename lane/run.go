@@ -73,7 +73,9 @@ func (l *Lane) cancelled(dir string) error {
 // per cell without a valid result and the counts. With a report format
 // it then prints the run's report (made while results.json is written),
 // and the counts line goes to Stderr instead of Stdout. A store that
-// could not take the run is a *history.NotStoredError, with the run.
+// could not take the run is a *history.NotStoredError, with the run; a
+// sweep with cells not yet ended is a *history.UnfinishedError, with the
+// run read so far, nothing written and no counts printed.
 func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.Format) (*testrun.Run, error) {
 	if err := l.askStates(dir, &opts); err != nil {
 		return nil, err
@@ -90,6 +92,12 @@ func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.F
 	}
 	run, err := history.CollectDir(dir, opts, l.Submit.Store, alongside)
 	var notStored *history.NotStoredError
+	var unfinished *history.UnfinishedError
+	if errors.As(err, &unfinished) {
+		// Which cells are not over, and no counts: nothing was collected.
+		l.printCells(run)
+		return run, err
+	}
 	if err != nil && !errors.As(err, &notStored) {
 		return nil, err
 	}
@@ -112,12 +120,18 @@ func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.F
 // printCollected says why each cell without a valid result has none, and
 // the counts (on counts).
 func (l *Lane) printCollected(run *testrun.Run, counts io.Writer) {
+	l.printCells(run)
+	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
+}
+
+// printCells says on Stderr why each cell without a valid result has
+// none.
+func (l *Lane) printCells(run *testrun.Run) {
 	for _, c := range run.Cells {
 		if c.Outcome != testrun.OK {
 			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
 		}
 	}
-	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
 }
 
 // askStates reads the sweep's manifest into opts and asks its scheduler

@@ -22,10 +22,9 @@ import (
 )
 
 // noResultStates are the states of a cell without a result that are not
-// the test's doing besides sweep.OutsideTest: it was cancelled, or it has
-// not run (yet).
-var noResultStates = map[string]bool{"REQUEUED": true, "CANCELLED": true, "NOT_SUBMITTED": true, "SUBMITTED": true,
-	"PENDING": true, "RUNNING": true, "UNKNOWN": true, "SUSPENDED": true}
+// the test's doing besides sweep.OutsideTest: it was cancelled, or it was
+// never submitted. A cell that has not ended yet (Unfinished) is neither.
+var noResultStates = map[string]bool{"CANCELLED": true, "NOT_SUBMITTED": true, "UNKNOWN": true}
 
 // DefaultMaxResultSize bounds one result.json.
 const DefaultMaxResultSize = 16 << 20
@@ -168,6 +167,11 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 	}
 	if hasMarker {
 		cr.fromMarker(mk)
+	} else if Unfinished(cr.State) {
+		// Still queued or running: whatever it has written so far is not
+		// its outcome yet.
+		cr.Outcome, cr.Detail = NotFinished, "not finished ("+cr.State+")"
+		return cr
 	}
 	cr.Image.SourceRevisions = readRevisions(files)
 	cr.Hardware = readHardware(files)
@@ -293,10 +297,14 @@ func anyFailed(cases []result.Case) bool {
 	return false
 }
 
-// classify gives a collected cell its failure class ("" when it passed).
-// started says whether its harness started.
+// classify gives a collected cell its failure class ("" when it passed
+// or has not finished). started says whether its harness started. A
+// cell in a state that has not ended is never a failure outside the
+// test.
 func classify(c CellResult, started bool) string {
 	switch c.Outcome {
+	case NotFinished:
+		return ""
 	case OK:
 		if anyFailed(c.Cases) {
 			return ClassTest
@@ -305,6 +313,9 @@ func classify(c CellResult, started bool) string {
 	case NotStarted:
 		return ClassInfra
 	case Missing:
+		if Unfinished(c.State) {
+			return ClassTest
+		}
 		if !started || sweep.OutsideTest(c.State) || noResultStates[c.State] {
 			return ClassInfra
 		}

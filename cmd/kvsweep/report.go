@@ -25,6 +25,14 @@ state) or HARNESS_FAILED. Writes DIR/results.json and stores the run in the
 history store under the sweep id (collecting again replaces it). Exits 1 when
 any cell is not OK; every other cell is collected all the same.
 
+A sweep with cells still queued or running (NOT_FINISHED: no exit marker,
+and the scheduler says RUNNING, PENDING, SUBMITTED, SUSPENDED or REQUEUED)
+is not collected: nothing is written or stored, no report is printed, and
+collect exits 1 naming those cells and saying what to do: wait with
+kvsweep status DIR --watch, then collect again (or cancel what will never
+run). Such cells are never infra failures and never enter the bad-node
+ledger.
+
 --report FORMAT then prints what kvsweep report DIR --format FORMAT would,
 from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,

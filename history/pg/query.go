@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // sqlWhere is the condition on kvsweep.runs r (and its arguments) that
@@ -42,7 +43,10 @@ func sqlWhere(q history.Query) (string, []any) {
 		conds = append(conds, "EXISTS (SELECT 1 FROM kvsweep.cells c WHERE c.run_id = r.id AND "+strings.Join(cell, " AND ")+")")
 	}
 	if q.InfraFailures {
-		conds = append(conds, `EXISTS (SELECT 1 FROM kvsweep.cells c WHERE c.run_id = r.id AND ((c.class = 'infra' AND c.outcome <> 'OK') OR c.earlier @> '[{"class": "infra"}]'))`)
+		// history.InfraFailure: a cell whose job had not ended when it
+		// was collected is none (the partial index cells_infra still
+		// answers: this condition implies its predicate).
+		conds = append(conds, `EXISTS (SELECT 1 FROM kvsweep.cells c WHERE c.run_id = r.id AND ((c.class = 'infra' AND c.outcome <> 'OK' AND c.state <> ALL (`+arg(testrun.UnfinishedStates)+`)) OR c.earlier @> '[{"class": "infra"}]'))`)
 	}
 	if q.Newest && onlyNamed(q) {
 		// The newest run is one of those collected last: the rest is

@@ -84,7 +84,7 @@ func queryID(i int) string { return fmt.Sprintf("q-%03d", i) }
 // queryRun is the i-th run of queryAgrees: specs, refs, dates (some runs
 // with no start, some collected at the same time), cells with and without
 // parameters, images and revisions, failures outside the test now and in
-// earlier attempts. first is an earlier run of the same sweep, replaced.
+// earlier attempts, and cells classed infra while still running. first is an earlier run of the same sweep, replaced.
 func queryRun(i int, first bool) *testrun.Run {
 	at := sweeptest.Now.Add(time.Duration(i/2) * 24 * time.Hour)
 	r := &testrun.Run{ID: queryID(i), Name: []string{"nightly", "pr"}[i%2], Ref: []string{"main", "dev", ""}[i%3], CollectedAt: at}
@@ -114,6 +114,11 @@ func queryRun(i int, first bool) *testrun.Run {
 			cell.Earlier = []testrun.Attempt{{State: "PREEMPTED", Nodes: "n9", Class: testrun.ClassInfra}}
 		case 2:
 			cell.Outcome, cell.Class = testrun.Missing, testrun.ClassTest
+		case 3, 4:
+			// A cell still running or queued when an older kvsweep
+			// collected it, classed infra then: no failure outside the
+			// test, in any store.
+			cell.Outcome, cell.Class, cell.State, cell.Nodes = testrun.Missing, testrun.ClassInfra, []string{"RUNNING", "PENDING"}[c%2], "n7"
 		}
 		r.Cells = append(r.Cells, cell)
 	}
