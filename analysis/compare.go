@@ -207,7 +207,7 @@ func gather(runs []*testrun.Run, ignore []string) *side {
 // absentVerdict is what a planned case without a verdict shows.
 func absentVerdict(c testrun.CellResult) string {
 	if c.Outcome == testrun.OK {
-		return "NOT_REPORTED"
+		return testrun.NotReported
 	}
 	return c.Outcome
 }

@@ -19,8 +19,9 @@ type Gates struct {
 }
 
 // Check is report --check and kvsweep ci's verdict: a *fail.CheckError
-// that says every reason when a case failed or is INVALID, a cell has no
-// valid result, there are regressions, or, with a comparison (cmp may be
+// that says every reason when a case failed or is INVALID, a planned
+// case is NOT_REPORTED or a reported one UNPLANNED, a cell has no valid
+// result, there are regressions, or, with a comparison (cmp may be
 // nil), it matched no cell or the candidate lacks a cell or case of the
 // baseline; nil otherwise. Nothing to check is a failure too.
 func Check(runs []*testrun.Run, comparison *Comparison, g Gates) error {
@@ -39,7 +40,7 @@ func Check(runs []*testrun.Run, comparison *Comparison, g Gates) error {
 		why = append(why, msg)
 	}
 	cells := 0
-	var failed, invalid, infra, broken, unproven []string
+	var failed, invalid, unreported, unplanned, infra, broken, unproven []string
 	for _, r := range runs {
 		for _, c := range r.Cells {
 			cells++
@@ -57,6 +58,13 @@ func Check(runs []*testrun.Run, comparison *Comparison, g Gates) error {
 					invalid = append(invalid, c.Name+" "+cs.ID+": "+cs.Message)
 				}
 			}
+			for _, p := range c.CaseProblems() {
+				if p.Verdict == testrun.Unplanned {
+					unplanned = append(unplanned, p.Cell+" "+p.Case)
+				} else {
+					unreported = append(unreported, p.Cell+" "+p.Case)
+				}
+			}
 			if g.RequireProvenance && c.Image.SourceRevisions == nil {
 				unproven = append(unproven, c.Name+": "+cmp.Or(c.NoProvenance, "no source-revisions.json"))
 			}
@@ -67,6 +75,8 @@ func Check(runs []*testrun.Run, comparison *Comparison, g Gates) error {
 	}
 	reason(len(failed), "%d failed case(s)", failed)
 	reason(len(invalid), "%d INVALID case(s)", invalid)
+	reason(len(unreported), "%d planned case(s) NOT_REPORTED by the result", unreported)
+	reason(len(unplanned), "%d UNPLANNED case(s) reported that the cell did not plan", unplanned)
 	reason(len(broken), "%d cell(s) without a valid result (test)", broken)
 	reason(len(infra), "%d cell(s) without a result for a reason outside the test (infra)", infra)
 	reason(len(unproven), "%d cell(s) ran without provenance (--require-provenance)", unproven)

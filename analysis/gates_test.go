@@ -241,3 +241,30 @@ func TestBadNodes(t *testing.T) {
 		t.Error("a zero window does not count every run")
 	}
 }
+
+// A planned case the result did not report, and a reported case the cell
+// did not plan, fail the gates naming them; against a baseline that ran
+// the case, the case lost is a verdict that got worse.
+func TestGatesCasesNotPlannedOrNotReported(t *testing.T) {
+	base := gateRun("base", []string{"aggregated"}, "TC-01", "TC-02")
+	cand := gateRun("cand", []string{"aggregated"}, "TC-01", "TC-02")
+	c := &cand.Cells[0]
+	c.Class = testrun.ClassTest
+	c.Cases[1] = result.Case{ID: "TC-02", Verdict: testrun.NotReported, Message: "planned, but result.json has no such case (it reported TC-01, TC-2)"}
+	c.Cases = append(c.Cases, result.Case{ID: "TC-2", Verdict: testrun.Unplanned})
+	err := Check([]*testrun.Run{cand}, nil, Gates{})
+	wantCheck(t, err, "1 planned case(s) NOT_REPORTED by the result (vllm-aggregated TC-02)")
+	wantCheck(t, err, "1 UNPLANNED case(s) reported that the cell did not plan (vllm-aggregated TC-2)")
+
+	cmp := Compare("base", []*testrun.Run{base}, "cand", []*testrun.Run{cand}, CompareOptions{Threshold: 0.05})
+	if len(cmp.Verdicts) != 1 || cmp.Verdicts[0].Candidate != testrun.NotReported || !cmp.Verdicts[0].Worse {
+		t.Errorf("verdict changes %+v, want TC-02 PASS -> NOT_REPORTED, worse", cmp.Verdicts)
+	}
+	wantCheck(t, Check([]*testrun.Run{cand}, cmp, Gates{}), "1 regression(s)")
+
+	// A run an earlier kvsweep collected lacks the NOT_REPORTED case: the
+	// planned case without a verdict fails all the same.
+	old := gateRun("old", []string{"aggregated"}, "TC-01", "TC-02")
+	old.Cells[0].Cases = old.Cells[0].Cases[:1]
+	wantCheck(t, Check([]*testrun.Run{old}, nil, Gates{}), "1 planned case(s) NOT_REPORTED by the result (vllm-aggregated TC-02)")
+}

@@ -117,8 +117,9 @@ func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.F
 	return run, nil
 }
 
-// printCollected says why each cell without a valid result has none, and
-// the counts (on counts).
+// printCollected says why each cell without a valid result has none,
+// each case a result did not report although planned or reported
+// unplanned, and the counts (on counts).
 func (l *Lane) printCollected(run *testrun.Run, counts io.Writer) {
 	l.printCells(run)
 	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
@@ -130,6 +131,9 @@ func (l *Lane) printCells(run *testrun.Run) {
 	for _, c := range run.Cells {
 		if c.Outcome != testrun.OK {
 			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
+		}
+		for _, p := range c.CaseProblems() {
+			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s: %s\n", c.Name, c.CellID, p.Case, p.Message)
 		}
 	}
 }

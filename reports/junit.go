@@ -90,10 +90,7 @@ func runSuites(runs []*testrun.Run) junitSuites {
 				}
 				// A test failure is a failure; one outside the test (the
 				// node, the scheduler, the image) is an error.
-				msg := cs.Message
-				if msg == "" || c.Outcome != testrun.OK {
-					msg = strings.TrimSpace(msg + " " + testrun.OutcomeText(c))
-				}
+				msg := junitMessage(c, cs, v)
 				switch {
 				case v == result.Pass:
 				case v == result.Skip:
@@ -137,6 +134,22 @@ func encodeJUnit(w io.Writer, root junitSuites) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitMessage says what happened to case cs (verdict v) of cell c: its
+// message, then the cell's outcome when the cell has no valid result.
+// A case of a valid result without a message says its verdict, never
+// the cell's "OK": a planned case the result lacks says so.
+func junitMessage(c testrun.CellResult, cs result.Case, v string) string {
+	switch {
+	case c.Outcome != testrun.OK:
+		return strings.TrimSpace(cs.Message + " " + testrun.OutcomeText(c))
+	case cs.Message != "":
+		return cs.Message
+	case v == testrun.NotReported:
+		return "planned, but the result has no such case"
+	}
+	return "the harness said " + v
 }
 
 // writeComparisonJUnit renders a comparison as one testsuite.

@@ -48,7 +48,7 @@ func cellVerdicts(c testrun.CellResult, cases []string) []string {
 		case c.Outcome != testrun.OK:
 			out[i] = c.Outcome
 		default:
-			out[i] = "NOT_REPORTED"
+			out[i] = testrun.NotReported // a result read by an earlier kvsweep
 		}
 	}
 	return out

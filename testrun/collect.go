@@ -285,12 +285,15 @@ func withResult(cr CellResult, r *result.Result, c sweep.Cell, mk sweep.ExitMark
 		cr.Outcome = HarnessFailed
 		cr.Detail = fmt.Sprintf("the harness exited %d although no case failed", mk.ExitCode)
 	}
+	// After the exit status is judged by what the harness itself said.
+	reconcileCases(&cr)
 	return cr
 }
 
 func anyFailed(cases []result.Case) bool {
 	for _, c := range cases {
-		if c.Verdict == result.Fail || c.Verdict == result.Error || c.Verdict == Invalid {
+		switch c.Verdict {
+		case result.Fail, result.Error, Invalid, NotReported, Unplanned:
 			return true
 		}
 	}

@@ -126,7 +126,8 @@ func (r *Run) Counts() map[string]int {
 	return c
 }
 
-// CountsLine is "8 OK, 1 INVALID, 1 MISSING".
+// CountsLine is "8 OK, 1 INVALID, 1 MISSING", and then the cases whose
+// result and plan disagree: "3 OK; cases: 2 NOT_REPORTED, 1 UNPLANNED".
 func (r *Run) CountsLine() string {
 	counts := r.Counts()
 	var parts []string
@@ -135,17 +136,32 @@ func (r *Run) CountsLine() string {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	cases := map[string]int{}
+	for _, p := range r.CaseProblems() {
+		cases[p.Verdict]++
+	}
+	parts = parts[:0]
+	for _, v := range []string{NotReported, Unplanned} {
+		if cases[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", cases[v], v))
+		}
+	}
+	if len(parts) > 0 {
+		line += "; cases: " + strings.Join(parts, ", ")
+	}
+	return line
 }
 
-// Complete reports whether every cell has a valid result.
+// Complete reports whether every cell has a valid result that reports
+// the cases the cell planned and no other.
 func (r *Run) Complete() bool {
 	for _, c := range r.Cells {
 		if c.Outcome != OK {
 			return false
 		}
 	}
-	return true
+	return len(r.CaseProblems()) == 0
 }
 
 // CaseIDs is the sorted union of the cases planned in the runs.

@@ -21,9 +21,13 @@ var collectCmd = &command{
 parallel (validated against result.json schema v1, at most --max-result-size
 each, never through a link out of DIR) and gives each cell one outcome: OK,
 INVALID (with the error and its JSON path), MISSING (with the job's final
-state) or HARNESS_FAILED. Writes DIR/results.json and stores the run in the
-history store under the sweep id (collecting again replaces it). Exits 1 when
-any cell is not OK; every other cell is collected all the same.
+state) or HARNESS_FAILED. A case the cell planned (its --cases) that the
+result does not report is NOT_REPORTED, and one the result reports that the
+cell did not plan (TC-1 for TC-01) is UNPLANNED; both fail the cell, and
+collect names each. Writes DIR/results.json and stores the run in the history
+store under the sweep id (collecting again replaces it). Exits 1 when any cell
+is not OK or any case is NOT_REPORTED or UNPLANNED; every other cell is
+collected all the same.
 
 A sweep with cells still queued or running (NOT_FINISHED: no exit marker,
 and the scheduler says RUNNING, PENDING, SUBMITTED, SUSPENDED or REQUEUED)
@@ -66,11 +70,19 @@ counts line goes to stderr, so stdout is the report alone).`,
 				return err
 			}
 			if !run.Complete() {
-				return fmt.Errorf("collection incomplete: %s", run.CountsLine())
+				return fmt.Errorf("collection incomplete: %s%s", run.CountsLine(), casesHint(run))
 			}
 			return nil
 		}
 	},
+}
+
+// casesHint says what a harness whose result and plan disagree must do.
+func casesHint(run *testrun.Run) string {
+	if len(run.CaseProblems()) == 0 {
+		return ""
+	}
+	return " (a cell's result must report each case the cell planned, the ids its --cases gives, and no other)"
 }
 
 var reportCmd = &command{
@@ -93,9 +105,10 @@ both sides (repeats, or several runs) the delta is tested with a
 Mann-Whitney U test and shown as ~ when not significant; with one sample
 "n=1" says nothing could be tested. Markdown fits a GitHub step summary.
 --check exits 3, saying why, when a case failed or is INVALID (a PASS that
-broke a validity rule), a cell has no valid result, a regression passed its
-threshold, the comparison matched no cell, or the candidate lacks a cell or
-case the baseline has; with --require-provenance also when a cell ran
+broke a validity rule), NOT_REPORTED (planned, but not in the result) or
+UNPLANNED (in the result, but not planned), a cell has no valid result, a
+regression passed its threshold, the comparison matched no cell, or the
+candidate lacks a cell or case the baseline has; with --require-provenance also when a cell ran
 without the image's source-revisions.json. Every comparison opens with what
 changed between the sides: image digest, component commits, kvsweep
 version, cluster, nodes and spec keys.
