@@ -114,7 +114,7 @@ func (l *Lane) Collect(dir string, opts testrun.CollectOptions, format reports.F
 func (l *Lane) printCollected(run *testrun.Run, counts io.Writer) {
 	for _, c := range run.Cells {
 		if c.Outcome != testrun.OK {
-			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
+			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s%s\n", c.Name, c.CellID, c.Detail, c.LogsHint(run.Dir))
 		}
 	}
 	fmt.Fprintf(counts, "collected sweep %s: %d cells: %s\n", run.ID, len(run.Cells), run.CountsLine())
