@@ -45,6 +45,12 @@ func (x *expander) checkWord(v Value, where string, i int, word string) {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			x.failed[v.Pos] = true
 			x.d.ErrAt(v, "%s[%d]: %q names %s, which does not exist (expected a file beside the spec: the harness of every cell would fail to start)", where, i, v.S, path)
+			return
+		}
+		if why := x.unseen(path); why != "" {
+			x.warned[v.Pos] = true
+			x.s.Warnings = append(x.s.Warnings, &Error{File: x.s.File, Pos: v.Pos,
+				Msg: fmt.Sprintf("%s[%d]: %q names %s on this machine, but %s", where, i, v.S, path, why)})
 		}
 		return
 	}
@@ -75,4 +81,25 @@ func (x *expander) checkWord(v Value, where string, i int, word string) {
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// unseen says why the harness would not see path, a file beside the spec,
+// where it runs ("" when it would): a pod sees no directory of this
+// machine, and a container only what it mounts at the same path (the
+// sweep directory, and container.mounts).
+func (x *expander) unseen(path string) string {
+	switch {
+	case x.s.Scheduler == "k8s":
+		return "the pods of scheduler k8s see no directory of this machine (expected a path in the image)"
+	case x.s.Container.Runtime == "none":
+		return ""
+	}
+	for _, m := range x.s.Container.Mounts {
+		src, rest, _ := strings.Cut(m, ":")
+		dst, _, _ := strings.Cut(rest, ":")
+		if rel, err := filepath.Rel(src, path); src == dst && err == nil && !strings.HasPrefix(rel, "..") {
+			return ""
+		}
+	}
+	return "the harness runs in the image (runtime " + x.s.Container.Runtime + "), which sees it only if container.mounts mounts a directory holding it at the same path (" + filepath.Dir(path) + ":" + filepath.Dir(path) + ")"
 }

@@ -52,6 +52,36 @@ func TestHarnessWordPaths(t *testing.T) {
 	}
 }
 
+// A container sees a file beside the spec only through a mount at the
+// same path; a pod never does.
+func TestSpecDirInContainer(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "h.sh"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ container, want string }{
+		{"{runtime: docker, image: img}", "which sees it only if container.mounts mounts a directory holding it at the same path (" + dir + ":" + dir + ")"},
+		{"{runtime: docker, image: img, mounts: [\"" + dir + ":" + dir + ":ro\"]}", ""},
+		{"{runtime: none}", ""},
+	} {
+		src := edit(t, `[harness, --engine, "{{.Engine}}"]`, `[sh, "{{.SpecDir}}/h.sh"]`) + "container: " + tc.container + "\n"
+		s, err := Parse(filepath.Join(dir, "sweep.yaml"), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Expand(s); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, w := range s.Warnings {
+			got += w.Error()
+		}
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("container %s: warnings %q, want %q", tc.container, got, tc.want)
+		}
+	}
+}
+
 func TestHarnessWorkdir(t *testing.T) {
 	for _, tc := range []struct {
 		c    Container
