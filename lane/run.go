@@ -130,7 +130,7 @@ func (l *Lane) printCollected(run *testrun.Run, counts io.Writer) {
 func (l *Lane) printCells(run *testrun.Run) {
 	for _, c := range run.Cells {
 		if c.Outcome != testrun.OK {
-			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s\n", c.Name, c.CellID, c.Detail)
+			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s%s\n", c.Name, c.CellID, c.Detail, c.LogsHint(run.Dir))
 		}
 		for _, p := range c.CaseProblems() {
 			fmt.Fprintf(l.Stderr, "kvsweep collect: cell %s (%s): %s: %s\n", c.Name, c.CellID, p.Case, p.Message)

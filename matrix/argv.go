@@ -125,6 +125,7 @@ func (x *expander) words(argv []string, words []Value, where string, data *Harne
 	var b strings.Builder
 	for i, w := range words {
 		if !strings.Contains(w.S, "{{") {
+			x.checkWord(w, where, i, w.S)
 			argv = append(argv, w.S)
 			continue
 		}
@@ -141,6 +142,7 @@ func (x *expander) words(argv []string, words []Value, where string, data *Harne
 			}
 			continue
 		}
+		x.checkWord(w, where, i, b.String())
 		argv = append(argv, b.String())
 	}
 	return argv

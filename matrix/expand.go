@@ -44,7 +44,8 @@ type combo struct {
 // Expand turns a spec into its cells, in axis order. Errors are positioned
 // like decoding errors.
 func Expand(s *Spec) ([]Cell, error) {
-	x := &expander{s: s, d: &decoder{yamlpos.NewDecoder(s.File)}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}}
+	x := &expander{s: s, d: &decoder{yamlpos.NewDecoder(s.File)}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}, warned: map[Pos]bool{}}
+	s.Warnings = nil
 	if dir, err := filepath.Abs(filepath.Dir(s.File)); err == nil {
 		x.specDir = dir
 	}
@@ -71,6 +72,7 @@ type expander struct {
 	d       *decoder
 	tmpl    map[Pos]*template.Template
 	failed  map[Pos]bool
+	warned  map[Pos]bool // words checkWord warned about
 }
 
 // MaxCombinations bounds the product of the axes, so a mistyped spec

@@ -54,7 +54,11 @@ type Spec struct {
 	File string // path the spec was read from, for messages
 	// LeftOut is set by Expand: the combinations it left out because an
 	// engine does not support them, in the order first met.
-	LeftOut   []LeftOut
+	LeftOut []LeftOut
+	// Warnings is set by Expand: what in the spec is likely wrong but
+	// not refused (a harness word that is a relative path to a file
+	// beside the spec), each at its place.
+	Warnings  []*Error
 	Version   int
 	Name      string
 	Scheduler string

@@ -29,6 +29,8 @@ type planRow struct {
 	GPUs     int      `json:"gpus_per_node"`
 	Time     string   `json:"time_limit"`
 	Job      string   `json:"job"`
+	// Argv is the harness command line, word by word (WriteArgv).
+	Argv []string `json:"argv"`
 }
 
 // WritePlan prints the cells of m as a table, a markdown table or JSON.
@@ -39,7 +41,7 @@ func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
 		j := m.JobByName(c.Job)
 		rows[i] = planRow{ID: c.ID, Name: c.Name, Engine: c.Engine, Topology: c.Topology,
 			Geometry: c.Geometry, Cases: c.Cases, Nodes: j.Res.Nodes, GPUs: j.Res.GPUsPerNode,
-			Time: j.Res.TimeLimit, Job: c.Job}
+			Time: j.Res.TimeLimit, Job: c.Job, Argv: c.Argv}
 	}
 	switch format {
 	case "json":

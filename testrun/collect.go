@@ -87,6 +87,9 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		files := cells.Open(c.ID)
 		started := files.IsFile(sweep.StartedFile)
 		cr := collectCell(root, files, m, c, started, opts, reader)
+		if cr.Outcome == HarnessFailed && len(cr.Cases) == 0 {
+			cr.Detail += logEnd(root, c.ID)
+		}
 		if m.Telemetry != nil {
 			addTelemetry(&cr, files)
 		}

@@ -21,6 +21,17 @@ var planCmd = &command{
 name, engine, topology, geometry, cases, nodes x GPUs and time limit, then
 the number of cells, job arrays and GPU-hours requested. Nothing is written.
 
+--argv prints each cell's harness command line instead, word by word in
+the order the job passes it (harness.command, the topology's args, the
+engine's args, the geometry's flags, the 2P+1D GPU map, the cases flag;
+then what a two-node job adds when it runs), and the directory it runs
+in; --format json gives each cell's words as "argv".
+
+A harness word made with {{.SpecDir}} must name a file that exists (it is
+refused, with its place, before anything is queued); a word that is a
+relative path to a file beside the spec is warned about, with the
+directory the harness runs in, where it would be looked up instead.
+
 A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 --gpus ` + matrix.DisaggGPUs + ` on three or more GPUs; on two, --gpus ` + matrix.DisaggSharedGPUs + `
 --gpu-memory-utilization ` + matrix.DisaggSharedMemory + ` (both prefill workers share GPU 0).`,
@@ -28,6 +39,7 @@ A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 		format := fs.String("format", "table", "output format: table, markdown or json")
 		maxArray := fs.Int("max-array-size", sweep.DefaultMaxArraySize, "split job arrays at this many tasks")
 		noArray := fs.Bool("no-array", false, "one job per cell instead of job arrays")
+		argv := fs.Bool("argv", false, "print each cell's harness command line, word by word")
 		return func(e *env, args []string) error {
 			path, err := oneArg(args, "the spec file")
 			if err != nil {
@@ -44,12 +56,24 @@ A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 			if err != nil {
 				return err
 			}
+			writeWarnings(e, spec.Warnings)
+			if *argv && *format != "json" {
+				return render.WriteArgv(e.stdout, spec, m)
+			}
 			if err := render.WritePlan(e.stdout, m, *format); err != nil || *format == "json" {
 				return err
 			}
 			return writeLeftOut(e, spec.LeftOut)
 		}
 	},
+}
+
+// writeWarnings prints what the spec has that is likely wrong but not
+// refused, each at its place.
+func writeWarnings(e *env, warnings []*matrix.Error) {
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "kvsweep: warning: %s\n", w.Error())
+	}
 }
 
 // writeLeftOut says what the grid asked of engines that do not support it

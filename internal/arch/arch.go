@@ -33,7 +33,7 @@ var Allowed = map[string][]string{
 	"sweep":                       {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":                      {"internal/jsonscan", "provenance"},
 	"harness":                     {"internal/jsonscan", "result", "sweep"},
-	"testrun":                     {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
+	"testrun":                     {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/shq", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
 	"history":                     {"internal/fail", "sweep", "testrun"},
 	"history/bolt":                {"history", "sweep", "testrun"},
 	"history/pg":                  {"history", "testrun"},
