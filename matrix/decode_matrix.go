@@ -30,7 +30,9 @@ func (d *decoder) geometries(n ast.Node, where string, s *Spec) {
 
 func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 	m := &s.Matrix
+	keys := map[string]ast.Node{}
 	for _, e := range d.Mapping(n, where) {
+		keys[e.Key] = e.KeyN
 		w := yamlpos.Join(where, e.Key)
 		switch e.Key {
 		case "exclude":
@@ -61,11 +63,52 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 		}
 		m.Axes = append(m.Axes, ax)
 	}
-	for _, req := range []string{AxisEngine, AxisTopology, AxisGeometry, AxisCase} {
-		if m.axis(req) == nil {
-			d.Errorf(n, "%s: missing required axis %q", where, req)
+	required := []string{AxisEngine, AxisTopology, AxisGeometry, AxisCase}
+	for _, req := range required {
+		if m.axis(req) != nil {
+			continue
+		}
+		// A misspelt axis ("engines:") is where the mistake is: the
+		// error points at it rather than at the matrix.
+		if near := nearAxis(req, m.Axes, required); near != nil {
+			d.Errorf(keys[near.Name], "%s: missing required axis %q (is %q a misspelling of it?)", where, req, near.Name)
+			continue
+		}
+		d.Errorf(n, "%s: missing required axis %q", where, req)
+	}
+}
+
+// nearAxis is the axis of axes whose name is within two edits of want's,
+// itself no required axis: the likely misspelling of a missing one.
+func nearAxis(want string, axes []Axis, required []string) *Axis {
+	for i, ax := range axes {
+		if yamlpos.IndexOf(required, ax.Name) < 0 && editDistance(ax.Name, want) <= 2 {
+			return &axes[i]
 		}
 	}
+	return nil
+}
+
+// editDistance is the Levenshtein distance of a and b: the fewest
+// insertions, deletions and substitutions of a byte that turn a into b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // checkAxisValue validates a value of a named axis against its domain.

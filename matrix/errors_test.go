@@ -57,6 +57,8 @@ func TestMalformedSpecs(t *testing.T) {
 			`sweep.yaml:15:17: matrix.case: duplicate value "TC-01"`},
 		{"missing axis", "  case: [TC-01, TC-02]\n", "",
 			`sweep.yaml:12:3: matrix: missing required axis "case"`},
+		{"misspelt axis", "geometry: [g4b]", "geometrys: [g4b]",
+			`sweep.yaml:14:3: matrix: missing required axis "geometry" (is "geometrys" a misspelling of it?)`},
 		{"exclude matching nothing", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  exclude:\n    - {engine: sglang, case: TC-04}",
 			`sweep.yaml:17:7: matrix.exclude[0]: {engine: sglang, case: TC-04} matches no combination of the matrix`},
 		{"exclude with unknown axis", "case: [TC-01, TC-02]", "case: [TC-01, TC-02]\n  exclude:\n    - {enigne: sglang}",

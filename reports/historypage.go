@@ -37,11 +37,18 @@ const (
 	dateLayout, timeLayout, fullStamp = "01-02", "15:04", "2006-01-02 15:04"
 )
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
+// palette colours the cells' lines. None of it is red, the colour of a
+// regression (regressionColor), nor orange, that of a change mark: a
+// cell's line never reads as a regression.
+var palette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#7f7f7f", "#bcbd22", "#e377c2"}
+
+// regressionColor fills a regression's point (and its legend entry).
+const regressionColor = "#d00"
 
 type tick struct {
 	Pos           float64
 	Label, Label2 string
+	Anchor        string // of an x-axis label: middle, or end at the plot's right edge
 }
 
 type mark struct {
@@ -99,6 +106,7 @@ type runSection struct {
 
 type pageView struct {
 	Title, Subtitle string
+	RegressionColor string
 	Charts          []chartView
 	History         []analysis.HistoryRow // newest first
 	Runs            []runSection          // newest first
@@ -110,7 +118,7 @@ func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 	if title == "" {
 		title = "kvsweep history"
 	}
-	v := pageView{Title: title}
+	v := pageView{Title: title, RegressionColor: regressionColor}
 	if n := len(runs); n > 0 {
 		v.Subtitle = fmt.Sprintf("%d run(s), %s to %s (UTC).", n, runs[0].Date().Format(fullStamp), runs[n-1].Date().Format(fullStamp))
 	} else {
@@ -184,6 +192,7 @@ func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 		}
 		return plotL + float64(i)*float64(plotR-plotL)/float64(len(runs)-1)
 	}
+	colors := seriesColors(all)
 	var out []chartView
 	for n, k := range keys {
 		a := all[k]
@@ -193,7 +202,7 @@ func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 		if a.unit != "" {
 			cv.YTitle += " (" + a.unit + ")"
 		}
-		lo, hi := cv.addSeries(a, len(runs))
+		lo, hi := cv.addSeries(a, len(runs), colors)
 		var yOf func(float64) float64
 		cv.YTicks, yOf = yAxis(lo, hi)
 		cv.XTicks = xTicks(runs, xOf)
@@ -206,6 +215,30 @@ func historyCharts(runs []*testrun.Run, changed []string) []chartView {
 	}
 	return out
 }
+
+// seriesColors gives every cell of every chart its colour and dash, the
+// same on each chart it is drawn on: the cells in name order take the
+// palette's colours, then the same colours dashed.
+func seriesColors(all map[chartKey]*samples) map[string]seriesStyle {
+	names := map[string]bool{}
+	for _, a := range all {
+		for name := range a.series {
+			names[name] = true
+		}
+	}
+	out := map[string]seriesStyle{}
+	for i, name := range slices.Sorted(maps.Keys(names)) {
+		st := seriesStyle{Color: palette[i%len(palette)]}
+		if i >= len(palette) {
+			st.Dash = "6 3"
+		}
+		out[name] = st
+	}
+	return out
+}
+
+// seriesStyle is how a cell's line is drawn.
+type seriesStyle struct{ Color, Dash string }
 
 // chartKey names a chart: a metric of a test case.
 type chartKey struct{ metric, cs string }
@@ -248,13 +281,11 @@ func chartSamples(runs []*testrun.Run) map[chartKey]*samples {
 
 // addSeries adds a series per cell, its value per run the median of the
 // run's samples (NaN where it has none), and returns the values' range.
-func (cv *chartView) addSeries(a *samples, runs int) (lo, hi float64) {
+func (cv *chartView) addSeries(a *samples, runs int, styles map[string]seriesStyle) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for si, name := range slices.Sorted(maps.Keys(a.series)) {
-		s := &series{Name: name, Color: palette[si%len(palette)], vals: make([]float64, runs)}
-		if si >= len(palette) {
-			s.Dash = "6 3"
-		}
+	for _, name := range slices.Sorted(maps.Keys(a.series)) {
+		st := styles[name]
+		s := &series{Name: name, Color: st.Color, Dash: st.Dash, vals: make([]float64, runs)}
 		for i, xs := range a.series[name] {
 			s.vals[i] = math.NaN()
 			if len(xs) > 0 {
@@ -393,16 +424,32 @@ func niceStep(x float64) float64 {
 	return 10 * p
 }
 
-// xTicks labels at most eight runs, evenly spread, with date and time.
+// xTicks labels at most eight runs, evenly spread, with date and time:
+// the first and the last run always.
 func xTicks(runs []*testrun.Run, xOf func(int) float64) []tick {
-	step := max(1, (len(runs)+7)/8)
+	n := len(runs)
+	labels := min(n, 8)
 	var out []tick
-	for i := 0; i < len(runs); i += step {
+	for k := range labels {
+		i := 0
+		if labels > 1 {
+			i = int(math.Round(float64(k*(n-1)) / float64(labels-1)))
+		}
 		d := runs[i].Date()
-		out = append(out, tick{Pos: xOf(i), Label: d.Format(dateLayout), Label2: d.Format(timeLayout)})
+		t := tick{Pos: xOf(i), Label: d.Format(dateLayout), Label2: d.Format(timeLayout), Anchor: "middle"}
+		if t.Pos > chartW-xLabelHalf {
+			// Centred there, the label would run past the chart's edge
+			// and be cut: it ends at its run instead.
+			t.Anchor = "end"
+		}
+		out = append(out, t)
 	}
 	return out
 }
+
+// xLabelHalf is half the width of an x-axis label ("11-12", "09:30") in
+// SVG units, with a little to spare.
+const xLabelHalf = 20
 
 // historyPage is the history page template (templates/history.html),
 // parsed on first use.

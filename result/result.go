@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kaptinlin/jsonschema"
@@ -127,13 +126,9 @@ func parseResultRef(b []byte) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m, ok := doc.(map[string]any); ok {
-		if v, ok := m["schema_version"]; ok && fmt.Sprint(v) != fmt.Sprint(SchemaVersion) {
-			return nil, &PointerError{Pointer: "/schema_version", Msg: fmt.Sprintf("version %v is not supported (expected %d)", v, SchemaVersion)}
-		}
-	}
-	if err := validateTree(doc); err != nil {
-		return nil, err
+	if errs := problemsOf(b, doc); len(errs) > 0 {
+		// The first in the document, as a reader going down it meets them.
+		return nil, errs[0]
 	}
 	// The validated tree has the shape the schema promises; converting it
 	// costs far less than parsing the bytes a second time.
@@ -142,20 +137,29 @@ func parseResultRef(b []byte) (*Result, error) {
 
 // validateTree checks a document decodeJSON read against the schema.
 func validateTree(doc any) error {
+	ps, err := schemaProblems(doc)
+	if err != nil {
+		return err
+	}
+	if len(ps) > 0 {
+		return ps[0]
+	}
+	return nil
+}
+
+// evaluate runs the schema's validator on a document decodeJSON read.
+func evaluate(doc any) (*jsonschema.EvaluationResult, error) {
 	sch, err := compiled()
 	if err != nil {
-		return fmt.Errorf("result schema: %v", err)
+		return nil, fmt.Errorf("result schema: %v", err)
 	}
 	// The validator reads the document itself: it is given the tree as
 	// decodeJSON has it (invalid UTF-8 replaced, as encoding/json does).
 	canon, err := json.Marshal(doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if res := sch.ValidateJSON(canon); !res.IsValid() {
-		return validationMessage(res)
-	}
-	return nil
+	return sch.ValidateJSON(canon), nil
 }
 
 func str(v any) string {
@@ -228,48 +232,6 @@ func fromDoc(m map[string]any) *Result {
 		r.Evidence = append(r.Evidence, str(e))
 	}
 	return r
-}
-
-// validationMessage reduces a failed validation to one error: from the
-// top, an error of the level's own (a required member missing, a value
-// not allowed) where the level has one, else the first failing member
-// or item, and so on down: "at /cases/0/verdict: value MAYBE should be one
-// of the allowed values: PASS, FAIL, SKIP, ERROR". Where more than one
-// fails, the choice is the same every time.
-func validationMessage(res *jsonschema.EvaluationResult) error {
-	ptr, msg := "", "does not match the schema"
-	for r := res; r != nil; {
-		ptr += r.InstanceLocation
-		var own, applied []string
-		for k := range r.Errors {
-			if applicators[k] {
-				applied = append(applied, k)
-			} else {
-				own = append(own, k)
-			}
-		}
-		if len(own) > 0 {
-			msg = r.Errors[slices.Min(own)].Error()
-			break
-		}
-		if len(applied) > 0 {
-			msg = r.Errors[slices.Min(applied)].Error()
-		}
-		var next *jsonschema.EvaluationResult
-		for _, d := range r.Details {
-			if !d.Valid && (next == nil || d.InstanceLocation < next.InstanceLocation) {
-				next = d
-			}
-		}
-		r = next
-	}
-	if ptr == "" {
-		ptr = "/"
-	}
-	if msg != "" {
-		msg = strings.ToLower(msg[:1]) + msg[1:]
-	}
-	return &PointerError{Pointer: ptr, Msg: msg}
 }
 
 // applicators are the keywords whose error only says that a member or

@@ -44,7 +44,7 @@ func (e *RefusedError) Error() string { return e.Rel + " " + e.Reason }
 func ReadFile(dir, rel string, max int64) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, plainOpen(err, dir)
 	}
 	defer root.Close()
 	return readIn(root, filepath.FromSlash(rel), dir, rel, max)
@@ -58,7 +58,7 @@ func readIn(root *os.Root, name, dir, rel string, max int64) ([]byte, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, err
+			return nil, plainOpen(err, filepath.Join(dir, filepath.FromSlash(rel)))
 		}
 		return nil, &RefusedError{rel, escape(dir, rel, err)}
 	}
@@ -112,6 +112,18 @@ func readChecked(mode fs.FileMode, size int64, read func([]byte) (int, error), r
 		return nil, &RefusedError{rel, fmt.Sprintf("grew past the %s limit while being read", Size(max))}
 	}
 	return buf, nil
+}
+
+// plainOpen is a failed open as a user reads it: os.Root's errors speak
+// of the system call ("openat NAME") and of the name inside the root; this
+// one says "open PATH", the path as the caller named it. The cause stays
+// wrapped (errors.Is(err, fs.ErrNotExist) holds).
+func plainOpen(err error, path string) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: pe.Err}
 }
 
 // IsFile reports whether rel, a slash-separated path inside the sweep

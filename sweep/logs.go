@@ -62,13 +62,13 @@ func LogFiles(dir, cellID string) []string {
 func Tail(dir, rel string, n int, limit int64) (string, int64, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return "", 0, err
+		return "", 0, plainOpen(err, dir)
 	}
 	defer root.Close()
 	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", 0, err
+			return "", 0, plainOpen(err, filepath.Join(dir, filepath.FromSlash(rel)))
 		}
 		return "", 0, &RefusedError{rel, escape(dir, rel, err)}
 	}
@@ -107,12 +107,12 @@ func Tail(dir, rel string, n int, limit int64) (string, int64, error) {
 func ReadFrom(dir, rel string, offset, limit int64) ([]byte, int64, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, offset, err
+		return nil, offset, plainOpen(err, dir)
 	}
 	defer root.Close()
 	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, offset, err
+		return nil, offset, plainOpen(err, filepath.Join(dir, filepath.FromSlash(rel)))
 	}
 	defer f.Close()
 	fi, err := f.Stat()

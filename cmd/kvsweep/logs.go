@@ -21,7 +21,7 @@ cell's job wrote (its output, etcd, services/*.log, remote/*.log), as
 kvsweep ci does for failing cells. With -f it then follows the job's
 output until the cell ends (or Ctrl-C).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		cfg := schedFlags(fs)
+		cfg := querySchedFlags(fs)
 		lines := fs.IntP("lines", "n", 40, "lines of each log")
 		follow := fs.BoolP("follow", "f", false, "follow the job's output until the cell ends")
 		interval := fs.Duration("interval", time.Second, "with -f: time between reads")

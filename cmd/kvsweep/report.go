@@ -41,7 +41,7 @@ ledger.
 from the cells just read rather than from results.json read back (the
 counts line goes to stderr, so stdout is the report alone).`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		cfg := schedFlags(fs)
+		cfg := querySchedFlags(fs)
 		store := fs.String("store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB; $KVSWEEP_STORE sets the default")
 		noStore := fs.Bool("no-store", false, "do not write the history store")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest result.json accepted, in bytes")

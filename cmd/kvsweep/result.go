@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -27,9 +30,10 @@ var resultCmd = &command{
                                      what collect records from a benchmark
                                      client's file (harness.result)
 
-validate prints one line per file: "FILE: ok", or the first problem with
-its place, "FILE:LINE:COL: at /cases/0/verdict: value must be one of ...".
-It exits 1 when a file is not valid. docs/results.md has a minimal harness
+validate prints "FILE: ok" for a valid file, else every problem of it
+with its place, in the order of the file, one a line: "FILE:LINE:COL: at
+/cases/0/verdict: value must be one of ...". It exits 1 when a file is
+not valid, 2 when a file is not there. docs/results.md has a minimal harness
 in Python and in shell.`,
 	subs: []*command{
 		resultReadCmd,
@@ -49,15 +53,26 @@ in Python and in shell.`,
 					return usagef("expected one or more result.json files")
 				}
 				bad := 0
+				missing := 0
 				for _, path := range args {
-					if msg := validateResult(path, *maxSize); msg != "" {
-						fmt.Fprintln(e.stdout, msg)
+					if msgs, err := validateResult(path, *maxSize); err != nil {
+						fmt.Fprintf(e.stdout, "%s: %v\n", path, err)
 						bad++
-						continue
+						if errors.Is(err, iofs.ErrNotExist) {
+							missing++
+						}
+					} else if len(msgs) > 0 {
+						fmt.Fprintln(e.stdout, strings.Join(msgs, "\n"))
+						bad++
+					} else {
+						fmt.Fprintf(e.stdout, "%s: ok\n", path)
 					}
-					fmt.Fprintf(e.stdout, "%s: ok\n", path)
 				}
-				if bad > 0 {
+				switch {
+				case missing > 0:
+					// A file that is not there is the caller's to fix (exit 2).
+					return notThere(fmt.Sprintf("%d of %d file(s) are not valid result.json v1, %d of them not there", bad, len(args), missing))
+				case bad > 0:
 					return fmt.Errorf("%d of %d file(s) are not valid result.json v1", bad, len(args))
 				}
 				return nil
@@ -66,19 +81,33 @@ in Python and in shell.`,
 	},
 }
 
-// validateResult says what is wrong with one file, or "".
-func validateResult(path string, maxSize int64) string {
+// notThere is an input that is not there, said in a message of its own:
+// exit 2, as a missing spec or sweep directory.
+type notThere string
+
+func (e notThere) Error() string { return string(e) }
+func (e notThere) Unwrap() error { return iofs.ErrNotExist }
+
+// validateResult is every problem of one file, "FILE:LINE:COL: MESSAGE"
+// in the order of the file; the error is a file that could not be read.
+func validateResult(path string, maxSize int64) ([]string, error) {
 	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), maxSize)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", path, err)
-	}
-	if _, err := result.ParseResult(b); err != nil {
-		if line, col := result.Position(b, err); line > 0 {
-			return fmt.Sprintf("%s:%d:%d: %v", path, line, col, err)
+		var pe *iofs.PathError
+		if errors.As(err, &pe) && pe.Path == filepath.Clean(path) {
+			err = pe.Err // the path is said already: "FILE: no such file or directory"
 		}
-		return fmt.Sprintf("%s: %v", path, err)
+		return nil, err
 	}
-	return ""
+	var msgs []string
+	for _, err := range result.Problems(b) {
+		if line, col := result.Position(b, err); line > 0 {
+			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %v", path, line, col, err))
+		} else {
+			msgs = append(msgs, fmt.Sprintf("%s: %v", path, err))
+		}
+	}
+	return msgs, nil
 }
 
 var resultReadCmd = &command{
@@ -108,6 +137,9 @@ names the cell's cases).`,
 			}
 			if (*format == "") == (*specPath == "") {
 				return usagef("give --format (one of %s) or --spec SPEC", strings.Join(harness.Formats, ", "))
+			}
+			if *format != "" && !slices.Contains(harness.Formats, *format) {
+				return usagef("--format: unknown format %q (expected one of %s)", *format, strings.Join(harness.Formats, ", "))
 			}
 			b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), *maxSize)
 			if err != nil {

@@ -36,7 +36,7 @@ the progress lines on stderr prefixed with the directory. A sweep that
 cannot be read is said and does not stop the others; the exit status is
 then 1.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		cfg := schedFlags(fs)
+		cfg := querySchedFlags(fs)
 		format := fs.String("format", "table", "table, markdown or json")
 		watch := fs.Bool("watch", false, "poll until every submitted cell is terminal")
 		interval := fs.Duration("interval", 10*time.Second, "time between polls with --watch")
@@ -92,7 +92,7 @@ var cancelCmd = &command{
 	args:    "DIR [--cells ID,...]",
 	summary: "Cancel a sweep's jobs, or some of its cells",
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-		cfg := schedFlags(fs)
+		cfg := querySchedFlags(fs)
 		only := fs.StringSlice("cells", nil, "cancel only these cells (ids)")
 		return func(e *env, args []string) error {
 			dir, err := oneArg(args, "the sweep directory")

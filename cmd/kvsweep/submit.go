@@ -16,15 +16,27 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// schedFlags are the flags that pick and configure the scheduler.
-func schedFlags(fs *pflag.FlagSet) *scheduler.Config {
+// schedFlags are the flags that pick and configure the scheduler of a
+// command that runs cells (the local executor's among them).
+func schedFlags(fs *pflag.FlagSet) *scheduler.Config { return schedulerFlags(fs, true) }
+
+// querySchedFlags are schedFlags of a command that only asks about or
+// stops cells (status, collect, logs, cancel): the local executor's
+// --parallel and --gpus would do nothing there, so they are not offered.
+func querySchedFlags(fs *pflag.FlagSet) *scheduler.Config { return schedulerFlags(fs, false) }
+
+func schedulerFlags(fs *pflag.FlagSet, runs bool) *scheduler.Config {
 	c := &scheduler.Config{}
 	fs.StringVar(&c.Name, "scheduler", "", "slurm, local or k8s (default: the scheduler of the sweep's last submission, else the spec's)")
 	fs.DurationVar(&c.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
-	fs.IntVar(&c.Parallel, "parallel", 0, "local executor: tasks at once (default: number of CPUs)")
+	if runs {
+		fs.IntVar(&c.Parallel, "parallel", 0, "local executor: tasks at once (default: number of CPUs)")
+	}
 	fs.Float32Var(&c.KubeQPS, "kube-qps", 50, "Kubernetes: the client's requests per second to the API server (client-go's rate limit)")
 	fs.IntVar(&c.KubeBurst, "kube-burst", 100, "Kubernetes: requests above --kube-qps the client may make at once")
-	fs.StringVar(&c.GPUs, "gpus", "", "local executor: the GPU pool, e.g. 0,1 or all (nvidia-smi -L); each task gets its own gpus_per_node of them (default: GPUs not scheduled)")
+	if runs {
+		fs.StringVar(&c.GPUs, "gpus", "", "local executor: the GPU pool, e.g. 0,1 or all (nvidia-smi -L); each task gets its own gpus_per_node of them (default: GPUs not scheduled)")
+	}
 	return c
 }
 

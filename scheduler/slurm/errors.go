@@ -29,7 +29,17 @@ var hints = []struct {
 	{[]string{"requested node configuration is not available", "gres"}, "no node has the requested GPUs, CPUs or memory; check the topology's resources and --constraint"},
 	{[]string{"time limit"}, "the topology's time limit exceeds the partition's MaxTime"},
 	{[]string{"reservation"}, "check --reservation or cluster.reservation (scontrol show reservation)"},
+	// Slurm's commands on a machine that is no Slurm client: without a
+	// slurm.conf they look the controller up in DNS and fail.
+	{noSlurmWords, noSlurmHint},
 }
+
+// noSlurmWords are what Slurm's commands say on a machine with no Slurm
+// configured: no slurm.conf, and no controller found in DNS.
+var noSlurmWords = []string{"dns srv lookup failed", "resolve_ctls_from_dns_srv", "could not establish a configuration source", "failed to fetch config", "slurm.conf"}
+
+// noSlurmHint says how to run a sweep where there is no Slurm.
+const noSlurmHint = "this machine is no Slurm client (no slurm.conf, no controller found in DNS); to run the cells here set scheduler: local in the spec or pass --scheduler local (--scheduler k8s for Kubernetes)"
 
 // SlurmError is a failed Slurm command with its message.
 type SlurmError struct {

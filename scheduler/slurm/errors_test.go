@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kvsweep/kvsweep/scheduler"
@@ -41,5 +42,17 @@ func TestRefusal(t *testing.T) {
 	}
 	if err := refusal(context.Canceled); err != context.Canceled {
 		t.Errorf("an interruption became %v", err)
+	}
+}
+
+// On a machine that is no Slurm client, Slurm's commands fail looking the
+// controller up in DNS; the error says how to run the cells here instead.
+func TestNoSlurmHint(t *testing.T) {
+	e := &SlurmError{Cmd: "scontrol", Msg: "scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\nscontrol: error: fetch_config: DNS SRV lookup failed\nscontrol: fatal: Could not establish a configuration source"}
+	if got := e.Error(); !strings.Contains(got, "what to change: this machine is no Slurm client") || !strings.Contains(got, "--scheduler local") {
+		t.Errorf("no hint naming --scheduler local: %q", got)
+	}
+	if e.Transient || transientRE().MatchString(e.Msg) {
+		t.Errorf("a machine without Slurm is retried: %q", e.Msg)
 	}
 }

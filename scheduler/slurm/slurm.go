@@ -98,7 +98,7 @@ func (s *Slurm) exec1(ctx context.Context, dir, name string, args ...string) ([]
 	}
 	var ee *exec.Error
 	if errors.As(err, &ee) {
-		msg = fmt.Sprintf("%v (is Slurm installed and on PATH?)", ee)
+		msg = fmt.Sprintf("%v (is Slurm installed and on PATH? To run the cells on this machine, set scheduler: local in the spec or pass --scheduler local)", ee)
 	}
 	return stdout.Bytes(), &SlurmError{Cmd: name, Msg: msg, Transient: transientRE().MatchString(msg)}
 }
