@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -33,10 +34,10 @@ func (r Removal) Check() error {
 	switch {
 	case r.Sweep == "":
 		return fmt.Errorf("removal: no sweep id")
-	case strings.TrimSpace(r.By) == "":
-		return fmt.Errorf("removal: no one who removed it (set $USER or give --author)")
 	case strings.TrimSpace(r.Reason) == "":
 		return fmt.Errorf("removal: no reason (--reason says why the run goes, for whoever finds it missing)")
+	case strings.TrimSpace(r.By) == "":
+		return fmt.Errorf("removal: no one who removed it (give --author, or set git's user.name or $USER)")
 	case len(r.Reason) > MaxReason:
 		return fmt.Errorf("removal: reason of %d bytes, over the %d allowed", len(r.Reason), MaxReason)
 	case !utf8.ValidString(r.Reason) || !utf8.ValidString(r.By):
@@ -86,7 +87,7 @@ func Forget(h History, ids []string, rm Removal) ([]Removal, error) {
 			return nil, err
 		}
 		if r == nil {
-			return nil, fmt.Errorf("run %q is not in %s (kvsweep report --history lists the stored runs); nothing was removed", id, h)
+			return nil, notStored(h, id)
 		}
 	}
 	var done []Removal
@@ -101,4 +102,19 @@ func Forget(h History, ids []string, rm Removal) ([]Removal, error) {
 		}
 	}
 	return done, nil
+}
+
+// notStored is the error of a run to forget that h does not hold: a
+// usage error, which says who removed it when it was removed already.
+func notStored(h History, id string) error {
+	all, err := h.Removals()
+	if err != nil {
+		return err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Sweep == id {
+			return fail.Usagef("run %q is not in %s: it was removed already (%s); nothing was removed", id, h, all[i])
+		}
+	}
+	return fail.Usagef("run %q is not in %s (kvsweep report --history lists the stored runs); nothing was removed", id, h)
 }
