@@ -42,7 +42,7 @@ func Cases(runs []Run, ids []string, m Mapping, name string) (*result.Result, er
 	switch by {
 	case ByLine:
 		if len(runs) != len(ids) {
-			return nil, fmt.Errorf("%s: %d runs for %d cases (%s): matched by line, each case needs its line", name, len(runs), len(ids), strings.Join(ids, ", "))
+			return nil, fmt.Errorf("%s: %d runs for %d cases (%s): matched by line, each case needs its line; to match each run by what it ran, set harness.result's case_by: tag, request_rate or max_concurrency (with cases: {CASE: VALUE}; --case-by and --value to kvsweep result read), or give each case a cell and a file of its own with case_grouping: separate", name, len(runs), len(ids), strings.Join(ids, ", "))
 		}
 		pick = func(_ string, i int) (int, error) { return i, nil }
 	case ByTag:

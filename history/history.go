@@ -47,6 +47,14 @@ type History interface {
 	Count() (int, error)
 	// AddNote stores n after the notes already kept for its sweep.
 	AddNote(n testrun.Note) error
+	// Forget removes the run of the sweep rm.Sweep, its cells and index
+	// entries, and records rm completed with the run's spec, ref, date
+	// and cells (Removal.Of), in one transaction; the sweep's notes
+	// stay. ok is false, and nothing is recorded, when the store holds
+	// no such run.
+	Forget(id string, rm Removal) (done Removal, ok bool, err error)
+	// Removals returns the removals recorded, oldest first.
+	Removals() ([]Removal, error)
 	// String is where the store is, as messages name it: a path, or a
 	// URL without its password.
 	String() string

@@ -113,6 +113,22 @@ func (l *Lazy) AddNote(n testrun.Note) error {
 	return l.st.AddNote(n)
 }
 
+// Forget removes a run, recording why (see History).
+func (l *Lazy) Forget(id string, rm Removal) (Removal, bool, error) {
+	if err := l.Opened(); err != nil {
+		return rm, false, err
+	}
+	return l.st.Forget(id, rm)
+}
+
+// Removals returns the removals recorded (see History).
+func (l *Lazy) Removals() ([]Removal, error) {
+	if err := l.Opened(); err != nil {
+		return nil, err
+	}
+	return l.st.Removals()
+}
+
 // String is the store's location without a password.
 func (l *Lazy) String() string {
 	if l.st != nil {

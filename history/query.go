@@ -17,7 +17,10 @@ type Query struct {
 	// exactly (either may be empty).
 	Named     bool
 	Name, Ref string
-	From, To  time.Time // the run's date (Run.Date) within, both included; zero: open
+	// Spec keeps the runs of the spec of this name, whatever ref they
+	// tested ("": any spec).
+	Spec     string
+	From, To time.Time // the run's date (Run.Date) within, both included; zero: open
 	// CollectedSince keeps the runs collected at or after it; zero: any.
 	CollectedSince time.Time
 	Except         string   // a sweep id left out
@@ -64,7 +67,7 @@ func Apply(runs []*testrun.Run, q Query) []*testrun.Run {
 // what q selects.
 func (q Query) matchesRun(r *testrun.Run) bool {
 	d := r.Date()
-	return (!q.Named || r.Name == q.Name && r.Ref == q.Ref) &&
+	return (!q.Named || r.Name == q.Name && r.Ref == q.Ref) && (q.Spec == "" || r.Name == q.Spec) &&
 		(q.Except == "" || r.ID != q.Except) &&
 		(q.From.IsZero() || !d.Before(q.From)) && (q.To.IsZero() || !d.After(q.To)) &&
 		(q.CollectedSince.IsZero() || !r.CollectedAt.Before(q.CollectedSince))

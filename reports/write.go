@@ -51,6 +51,7 @@ func WriteRuns(w io.Writer, format Format, runs []*testrun.Run, selector bool, l
 // terms of report --history's flags, the metrics shown per run, and the
 // store the runs came from with how many it holds (for a report of none).
 type HistoryQuery struct {
+	Spec         string   // the spec's name; empty for every spec
 	Filters      []string // KEY=VALUE terms
 	Since, Until string   // dates, 2006-01-02; empty for no bound
 	Figures      []string // metrics shown per run (default DefaultFigures)
@@ -88,6 +89,9 @@ func WriteHistoryReport(w io.Writer, format Format, runs []*testrun.Run, q Histo
 // "--since 2026-11-01".
 func (q HistoryQuery) terms() []string {
 	var out []string
+	if q.Spec != "" {
+		out = append(out, "--spec "+q.Spec)
+	}
 	for _, f := range q.Filters {
 		out = append(out, "--filter "+f)
 	}

@@ -91,7 +91,11 @@
 // shows a cell's log tails; kvsweep nodes, the nodes that failed sweeps.
 // report SEL --baseline-filter engine=vllm-bare reads a run's bare-engine
 // probes against its KVCR cells; kvsweep note keeps a finding with its run
-// in the history store, and report --history shows it. While a command
+// in the history store, and report --history shows it; report --history
+// --spec NAME shows one spec's runs; kvsweep store forget RUN --reason TEXT
+// takes a bad run out of the store, and report --history lists the removal
+// with who made it, when and why. result read --spec SPEC FILE previews
+// what collect will record of a cell from its harness's file. While a command
 // waits (the local executor, --wait, --watch) it shows a bar on a terminal,
 // a line per change otherwise, and nothing with --quiet.
 //

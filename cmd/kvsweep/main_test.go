@@ -57,7 +57,7 @@ func TestScriptsOnPostgres(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata/pgscript: %v", err)
 	}
-	for _, name := range []string{"ci", "collect_report", "compare", "probes"} {
+	for _, name := range []string{"ci", "collect_report", "compare", "probes", "newcomer_forget"} {
 		files = append(files, "testdata/script/"+name+".txtar")
 	}
 	testscript.Run(t, testscript.Params{

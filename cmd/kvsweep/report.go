@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -36,6 +37,10 @@ collect exits 1 naming those cells and saying what to do: wait with
 kvsweep status DIR --watch, then collect again (or cancel what will never
 run). Such cells are never infra failures and never enter the bad-node
 ledger.
+
+--no-store writes DIR/results.json only, leaving the history store alone:
+a trial run looked at, not made a baseline (kvsweep store push DIR stores
+it later).
 
 --report FORMAT then prints what kvsweep report DIR --format FORMAT would,
 from the cells just read rather than from results.json read back (the
@@ -97,7 +102,10 @@ image.digest, or image.source_revisions.COMPONENT (a commit prefix).
   kvsweep report --baseline A --candidate B       verdict changes first, then metric deltas
   kvsweep report SEL --baseline-filter engine=vllm-bare
                                                   within one run: the probe cells against the others
-  kvsweep report --history [--filter K=V] [--since 2026-11-01]
+  kvsweep report --history [--spec NAME] [--filter K=V] [--since 2026-11-01]
+                                                  one row per stored run; the runs
+                                                  removed (kvsweep store forget) listed
+                                                  under the table, with who, when and why
 
 Deltas use each metric's direction; a change for the worse past --threshold
 (or its --metric-threshold) is a regression. With two or more samples on
@@ -169,10 +177,11 @@ func reportFlags(fs *pflag.FlagSet) *reportOpts {
 	fs.StringSliceVar(&o.baseFilter, "baseline-filter", nil, "compare within SEL: the baseline is its cells with KEY=VALUE (repeatable)")
 	fs.StringSliceVar(&o.candFilter, "candidate-filter", nil, "with --baseline-filter: the candidate is the cells with KEY=VALUE (default: every other cell)")
 	fs.BoolVar(&o.history, "history", false, "one row per stored run, for the test plan")
+	fs.StringVar(&o.query.Spec, "spec", "", "with --history: only the runs of the spec of this name (its name: key), of any ref")
 	fs.StringSliceVar(&o.query.Filters, "filter", nil, "with --history: only cells with KEY=VALUE (repeatable)")
 	fs.StringVar(&o.query.Since, "since", "", "with --history: runs from this date (2006-01-02)")
 	fs.StringVar(&o.query.Until, "until", "", "with --history: runs up to this date")
-	fs.StringSliceVar(&o.query.Figures, "figures", analysis.DefaultFigures, "with --history: the metrics shown per run")
+	fs.StringSliceVar(&o.query.Figures, "figures", analysis.DefaultFigures, "with --history: the metrics shown per run, a column each: the median over its cells and cases (NAME,NAME)")
 	fs.BoolVar(&o.all, "all", false, "comparisons: list unchanged metrics too (JSON always has them)")
 	fs.StringVar(&o.threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 	fs.StringSliceVar(&o.perMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
@@ -189,6 +198,7 @@ func (o *reportOpts) historyReport(e *env) error {
 	if err != nil {
 		return err
 	}
+	q.Spec = o.query.Spec
 	runs, err := o.h.Query(q)
 	if err == nil && len(runs) == 0 {
 		o.query.Store = o.h.String()
@@ -197,7 +207,30 @@ func (o *reportOpts) historyReport(e *env) error {
 	if err == nil {
 		err = reports.WriteHistoryReport(e.stdout, o.report, runs, o.query)
 	}
+	if err == nil && (o.report == "markdown" || o.report == "table") {
+		err = o.writeRemovals(e, q)
+	}
 	return o.checked(runs, nil, err)
+}
+
+// writeRemovals lists, under the history's table, the runs q would have
+// selected that were removed from the store, with who removed each, when
+// and why: a run is never missing from the history without a trace.
+func (o *reportOpts) writeRemovals(e *env, q history.Query) error {
+	all, err := o.h.Removals()
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, r := range all {
+		if r.Matches(q) {
+			lines = append(lines, "- "+r.String())
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(e.stdout, "\nRemoved from the store (kvsweep store forget):\n\n%s\n", strings.Join(lines, "\n"))
+	}
+	return nil
 }
 
 // compare is report --baseline A --candidate B, or, with sel, report SEL

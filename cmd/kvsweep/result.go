@@ -11,8 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kvsweep/kvsweep/harness"
-	"github.com/kvsweep/kvsweep/matrix"
-	"github.com/kvsweep/kvsweep/render"
+	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -22,13 +21,17 @@ func init() { register(resultCmd) }
 
 var resultCmd = &command{
 	name:    "result",
-	args:    "schema | validate FILE... | read --format FORMAT FILE",
+	args:    "schema | validate FILE... | read (--format FORMAT | --spec SPEC) FILE",
 	summary: "The result.json contract, for harness authors: its schema, and a validator",
 	help: `  kvsweep result schema              prints the result.json v1 JSON Schema
   kvsweep result validate FILE...    checks files against it, as collect does
   kvsweep result read --format vllm-bench bench.json
                                      what collect records from a benchmark
                                      client's file (harness.result)
+  kvsweep result read --spec spec.yaml bench.jsonl
+                                     what collect records of a cell of the
+                                     spec: its mapping (case_by), planned
+                                     cases and validity rules applied
 
 validate prints "FILE: ok" for a valid file, else every problem of it
 with its place, in the order of the file, one a line: "FILE:LINE:COL: at
@@ -111,7 +114,7 @@ func validateResult(path string, maxSize int64) ([]string, error) {
 }
 
 var resultReadCmd = &command{
-	name: "read", args: "(--format FORMAT | --spec SPEC) [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",
+	name: "read", args: "(--format FORMAT | --spec SPEC [--cell CELL]) [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",
 	summary: "Print what collect records from a benchmark client's output file",
 	help: `Reads FILE as collect reads a cell's harness.result file of FORMAT
 (vllm-bench, sglang-bench, aiperf, inference-perf, inference-perf-prometheus)
@@ -120,15 +123,24 @@ names and units: a harness author checks a mapping without running a sweep.
 The files carry no verdict: a run that completed requests is a PASS for the
 spec's validity rules to judge, one that completed none a FAIL. Without
 --cases each run is a case named line-N. docs/results.md has each format's
-table of source keys. --spec reads FILE by the spec's harness.result or
-harness.native_result instead (its mapping, case_by and values; --cases
-names the cell's cases).`,
+table of source keys.
+
+--spec SPEC previews what collect would record of one cell of SPEC: FILE is
+read by the spec's harness.result (its format, case_by and values) or
+harness.native_result, or as result.json when the spec names neither; the
+cases are the cell's, as the spec plans them (--cell NAME or ID, as kvsweep
+plan lists them; default the first cell), or --cases; and the spec's
+validity rules of each case and of the cell's topology turn a PASS that
+breaks one into INVALID, as collect does. A planned case FILE does not
+report, or a case it reports that nobody planned, is an error (exit 1)
+naming both lists. --case-by and --value go with --format only.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		format := fs.String("format", "", "the client's format")
-		specPath := fs.String("spec", "", "read FILE by this spec's harness.result or native_result")
-		cases := fs.StringSlice("cases", nil, "the cell's case ids, matched to the runs by --case-by")
-		by := fs.String("case-by", harness.ByLine, "line, tag, request_rate or max_concurrency")
-		values := fs.StringToString("value", nil, "ID=VALUE: the request rate or concurrency of a case's run (repeatable)")
+		specPath := fs.String("spec", "", "read FILE as collect would for a cell of this spec")
+		cell := fs.String("cell", "", "with --spec: the cell (its name or id; default the spec's first)")
+		cases := fs.StringSlice("cases", nil, "the cell's case ids (with --spec, default the cell's planned cases)")
+		by := fs.String("case-by", harness.ByLine, "with --format: line, tag, request_rate or max_concurrency")
+		values := fs.StringToString("value", nil, "with --format: ID=VALUE, the request rate or concurrency of a case's run (repeatable)")
 		maxSize := fs.Int64("max-result-size", testrun.DefaultMaxResultSize, "largest file accepted, in bytes")
 		return func(e *env, args []string) error {
 			path, err := oneArg(args, "the client's output file")
@@ -141,51 +153,21 @@ names the cell's cases).`,
 			if *format != "" && !slices.Contains(harness.Formats, *format) {
 				return usagef("--format: unknown format %q (expected one of %s)", *format, strings.Join(harness.Formats, ", "))
 			}
+			if *specPath == "" && *cell != "" {
+				return usagef("--cell goes with --spec")
+			}
 			b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), *maxSize)
 			if err != nil {
 				return err
 			}
-			var res *result.Result
 			if *specPath != "" {
-				res, err = readBySpec(*specPath, path, b, *cases)
-			} else {
-				res, err = harness.ReadCases(*format, path, b, *cases, harness.Mapping{By: *by, Values: *values})
+				return readBySpec(e, lane.PreviewOf{Spec: *specPath, Cell: *cell, File: path, Cases: *cases}, b)
 			}
+			res, err := harness.ReadCases(*format, path, b, *cases, harness.Mapping{By: *by, Values: *values})
 			if err != nil {
 				return err
 			}
 			return printJSON(e.stdout, res)
 		}
 	},
-}
-
-// readBySpec reads a harness's file by the spec's mapping: what collect
-// would record of a cell whose cases are ids.
-func readBySpec(specPath, path string, b []byte, ids []string) (*result.Result, error) {
-	src, err := sweep.ReadFile(filepath.Dir(specPath), filepath.Base(specPath), 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	s, err := matrix.Parse(specPath, src)
-	if err != nil {
-		return nil, err
-	}
-	h := s.Harness
-	spec := harness.Spec{}
-	if h.Native != nil {
-		spec.Native = render.NativeResult(h.Native)
-	}
-	if h.Client != nil {
-		spec.Client = &sweep.ClientResult{Format: h.Client.Format, File: h.Client.File, CaseBy: h.Client.CaseBy, Values: h.Client.Values}
-	}
-	switch {
-	case spec.Client != nil && len(ids) == 0:
-		// Each run a case named line-N, as --format reads it.
-		return harness.ReadCases(spec.Client.Format, path, b, nil, harness.Mapping{})
-	case spec.Native != nil && len(ids) == 0:
-		return nil, usagef("--cases: name the cell's cases (the native mapping reads each case's verdict and metrics)")
-	case spec.File() == "":
-		return nil, usagef("%s has neither harness.result nor harness.native_result", specPath)
-	}
-	return spec.ReadFile(path, b, sweep.Cell{Cases: ids})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -14,15 +15,16 @@ func init() { register(storeCmd) }
 
 var storeCmd = &command{
 	name:    "store",
-	args:    "copy|migrate|push [flags] ...",
-	summary: "Copy, migrate and fill the history store",
+	args:    "copy|migrate|push|forget [flags] ...",
+	summary: "Copy, migrate, fill and prune the history store",
 	help: `  kvsweep store copy backups/history-$(date +%F).db
   kvsweep store copy ~/.local/share/kvsweep/history.db postgres://kvsweep@db.example.com/kvsweep
   kvsweep store migrate --store postgres://kvsweep@db.example.com/kvsweep
   kvsweep store push sweeps/nightly-1
+  kvsweep store forget nightly-20261203-1a2b --reason "n3 was throttled: every figure is wrong"
 
 Run 'kvsweep help store SUBCOMMAND' for each one's flags.`,
-	subs: []*command{storeCopyCmd, storeMigrateCmd, storePushCmd},
+	subs: []*command{storeCopyCmd, storeMigrateCmd, storePushCmd, storeForgetCmd},
 }
 
 var storeCopyCmd = &command{
@@ -134,6 +136,49 @@ finished once it can be, without asking the scheduler again.`,
 				fmt.Fprintf(e.stdout, "stored run %s (%d cells: %s) in %s\n", run.ID, len(run.Cells), run.CountsLine(), st)
 			}
 			return nil
+		}
+	},
+}
+
+var storeForgetCmd = &command{
+	name:    "forget",
+	args:    "--reason TEXT [--store STORE] RUN...",
+	summary: "Remove runs from the history store, recording who, when and why",
+	help: `Removes the stored runs RUN... (sweep ids, as report --history lists
+them) from the history store, a bbolt file or a postgres:// URL: a run
+collected on a bad node, or from a broken image, that would otherwise be a
+baseline and a point on every chart. Each removal is recorded with the run's
+spec, ref, date and cells, who removed it (--author, else git's user.name,
+else $USER), when, and --reason, which is required; report --history lists
+the removals under its table, so a run is never missing without a trace.
+The sweep's notes stay, and storing the run again (kvsweep store push)
+brings it back. A RUN the store does not hold is refused and nothing is
+removed.`,
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		store := fs.String("store", history.DefaultStorePath(), "history store: a bbolt file, or postgres://USER@HOST/DB")
+		reason := fs.String("reason", "", "why the runs go (required): the history shows it")
+		author := fs.String("author", "", "who removes them (default: git's user.name, else $USER)")
+		return func(e *env, args []string) error {
+			if len(args) == 0 {
+				return usagef("expected one or more stored runs (sweep ids; kvsweep report --history lists them)")
+			}
+			if *author == "" {
+				*author = defaultAuthor()
+			}
+			rm := history.Removal{By: *author, At: time.Now().UTC(), Reason: *reason}
+			if rm.Sweep = args[0]; rm.Check() != nil {
+				return usagef("%v", rm.Check())
+			}
+			h := history.OpenLazy(*store, false)
+			defer h.Close()
+			if h.Missing() {
+				return usagef("history store %s does not exist: there is nothing to forget", *store)
+			}
+			done, err := history.Forget(h, args, rm)
+			for _, r := range done {
+				fmt.Fprintf(e.stdout, "store %s: %s\n", h, r)
+			}
+			return err
 		}
 	},
 }

@@ -168,6 +168,10 @@ func candidates(idx *bbolt.Bucket, q history.Query) (ids []string, all bool) {
 	if q.Named {
 		sets = append(sets, nameRef(idx, q))
 	}
+	if q.Spec != "" {
+		// The name's entries of every ref: the key holds the name first.
+		sets = append(sets, withPrefix(idx, lp([]byte{kindNameRef}, q.Spec)))
+	}
 	if !q.From.IsZero() || !q.To.IsZero() {
 		sets = append(sets, timeRange(idx, kindDate, q.From, q.To))
 	}

@@ -23,6 +23,9 @@ func sqlWhere(q history.Query) (string, []any) {
 	if q.Named {
 		conds = append(conds, "r.name = "+arg(q.Name)+" AND r.ref = "+arg(q.Ref))
 	}
+	if q.Spec != "" {
+		conds = append(conds, "r.name = "+arg(q.Spec))
+	}
 	if q.Except != "" {
 		conds = append(conds, "r.id <> "+arg(q.Except))
 	}
@@ -63,7 +66,7 @@ func sqlWhere(q history.Query) (string, []any) {
 // (ci --baseline auto's query), so that its newest run is the newest of
 // the spec and ref.
 func onlyNamed(q history.Query) bool {
-	return q.Named && q.From.IsZero() && q.To.IsZero() && q.CollectedSince.IsZero() && len(q.Filters) == 0 && !q.InfraFailures
+	return q.Named && q.Spec == "" && q.From.IsZero() && q.To.IsZero() && q.CollectedSince.IsZero() && len(q.Filters) == 0 && !q.InfraFailures
 }
 
 // filterSQL is the condition on a cell c that history.Match's filter f

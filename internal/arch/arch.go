@@ -22,7 +22,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 var Allowed = map[string][]string{
 	"cmd/kvsweep":                 {"analysis", "coord", "examples", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/fail", "lane", "lane/images", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"lane/images":                 {"imagebuild", "lane"},
-	"lane":                        {"analysis", "bisect", "history", "internal/fail", "matrix", "render", "reports", "scheduler", "sweep", "testrun"},
+	"lane":                        {"analysis", "bisect", "harness", "history", "internal/fail", "matrix", "render", "reports", "result", "rules", "scheduler", "sweep", "testrun"},
 	"matrix":                      {"internal/names", "internal/yamlpos", "rules"},
 	"render":                      {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
 	"render/kubejob":              {"internal/kubeid", "matrix", "sweep"},

@@ -29,6 +29,7 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"ReadOnly", readOnly},
 		{"ConcurrentWriters", concurrentWriters},
 		{"QueryAgrees", queryAgrees},
+		{"Forget", forget},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, fresh(t)) })
 	}
