@@ -267,3 +267,43 @@ func FormatElapsed(d time.Duration) string {
 	}
 	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
 }
+
+// SweepStatus is one sweep's cells in the status of several; Err, when
+// set, is why the sweep could not be read (it is then left out of what
+// WriteStatuses writes).
+type SweepStatus struct {
+	Dir    string         `json:"dir"`
+	Cells  []CellStatus   `json:"cells"`
+	Counts map[string]int `json:"counts"`
+	Err    error          `json:"-"`
+}
+
+// WriteStatuses writes each sweep that was read: a table under a heading
+// naming its directory, or one JSON list.
+func WriteStatuses(w io.Writer, sweeps []SweepStatus, format string) error {
+	read := make([]SweepStatus, 0, len(sweeps))
+	for _, s := range sweeps {
+		if s.Err == nil {
+			read = append(read, s)
+		}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(read)
+	}
+	for i, s := range read {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if format == "markdown" {
+			fmt.Fprintf(w, "## %s\n\n", s.Dir)
+		} else {
+			fmt.Fprintf(w, "%s\n", s.Dir)
+		}
+		if err := WriteStatus(w, s.Cells, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}

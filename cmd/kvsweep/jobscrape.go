@@ -2,16 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/telemetry"
 )
 
@@ -43,7 +38,7 @@ names summed over their series, and appends a JSON line a scrape to
 			defer stop()
 			urls := func() []string {
 				defer w.Flush()
-				return append(args[:len(args):len(args)], listedEndpoints(*listed)...)
+				return append(args[:len(args):len(args)], telemetry.ListedEndpoints(*listed)...)
 			}
 			err = telemetry.Scrape(ctx, urls, *interval, w)
 			if ferr := w.Flush(); err == nil {
@@ -52,24 +47,4 @@ names summed over their series, and appends a JSON line a scrape to
 			return err
 		}
 	},
-}
-
-// listedEndpoints are the http(s) URLs of a harness's endpoints file (a
-// regular file of at most 64 KB; anything else in it is ignored).
-func listedEndpoints(path string) []string {
-	if path == "" {
-		return nil
-	}
-	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), 64<<10)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		s := strings.TrimSpace(string(l))
-		if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

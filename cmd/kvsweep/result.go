@@ -58,7 +58,7 @@ in Python and in shell.`,
 				bad := 0
 				missing := 0
 				for _, path := range args {
-					if msgs, err := validateResult(path, *maxSize); err != nil {
+					if msgs, err := harness.Validate(path, *maxSize); err != nil {
 						fmt.Fprintf(e.stdout, "%s: %v\n", path, err)
 						bad++
 						if errors.Is(err, iofs.ErrNotExist) {
@@ -90,28 +90,6 @@ type notThere string
 
 func (e notThere) Error() string { return string(e) }
 func (e notThere) Unwrap() error { return iofs.ErrNotExist }
-
-// validateResult is every problem of one file, "FILE:LINE:COL: MESSAGE"
-// in the order of the file; the error is a file that could not be read.
-func validateResult(path string, maxSize int64) ([]string, error) {
-	b, err := sweep.ReadFile(filepath.Dir(path), filepath.Base(path), maxSize)
-	if err != nil {
-		var pe *iofs.PathError
-		if errors.As(err, &pe) && pe.Path == filepath.Clean(path) {
-			err = pe.Err // the path is said already: "FILE: no such file or directory"
-		}
-		return nil, err
-	}
-	var msgs []string
-	for _, err := range result.Problems(b) {
-		if line, col := result.Position(b, err); line > 0 {
-			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %v", path, line, col, err))
-		} else {
-			msgs = append(msgs, fmt.Sprintf("%s: %v", path, err))
-		}
-	}
-	return msgs, nil
-}
 
 var resultReadCmd = &command{
 	name: "read", args: "(--format FORMAT | --spec SPEC [--cell CELL]) [--cases ID,...] [--case-by BY] [--value ID=VALUE]... FILE",

@@ -44,7 +44,7 @@ var Allowed = map[string][]string{
 	"bisect":                      {"internal/yamlpos", "sweep"},
 	"staging":                     {},
 	"hardware":                    {},
-	"telemetry":                   {"internal/jsonscan"},
+	"telemetry":                   {"internal/jsonscan", "sweep"},
 	"provenance":                  {},
 	"rules":                       {},
 	"templates":                   {},
