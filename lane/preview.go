@@ -128,17 +128,7 @@ func applyRules(s *matrix.Spec, topology string, res *result.Result) {
 		if c := s.Cases[cs.ID]; c != nil {
 			rs = append(rs, c.Require...)
 		}
-		why := rules.Check(append(rs, topo...), func(name string) (float64, bool) {
-			m, ok := cs.Metrics.Get(name)
-			return m.Value, ok
-		})
-		if why != "" {
-			msg := "the harness said PASS, but " + why
-			if cs.Message != "" {
-				msg += " (its message: " + cs.Message + ")"
-			}
-			cs.Verdict, cs.Message = testrun.Invalid, msg
-		}
+		testrun.ApplyRules(cs, append(rs, topo...))
 	}
 }
 

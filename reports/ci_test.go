@@ -22,15 +22,22 @@ func ciJUnit(t *testing.T, run *testrun.Run, cmp *analysis.Comparison, gates err
 	if err := WriteCIJUnit(&b, run, cmp, gates); err != nil {
 		t.Fatal(err)
 	}
+	return validJUnit(t, b.Bytes())
+}
+
+// validJUnit checks b against the Ant JUnit schema CI servers read
+// (xmllint) and returns its suites.
+func validJUnit(t *testing.T, b []byte) []junitSuite {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "junit.xml")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("xmllint", "--noout", "--schema", "testdata/junit-ant.xsd", path).CombinedOutput(); err != nil {
 		t.Fatalf("xmllint: %v\n%s", err, out)
 	}
 	var doc junitSuites
-	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+	if err := xml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc.Suites

@@ -429,18 +429,7 @@ func (v *validity) apply(cr *CellResult, topology string) {
 		if cs.Verdict != result.Pass {
 			continue
 		}
-		rs := append(append([]rules.Rule(nil), v.cases[cs.ID]...), v.topologies[topology]...)
-		why := rules.Check(rs, func(name string) (float64, bool) {
-			m, ok := cs.Metrics.Get(name)
-			return m.Value, ok
-		})
-		if why != "" {
-			msg := "the harness said PASS, but " + why
-			if cs.Message != "" {
-				msg += " (its message: " + cs.Message + ")"
-			}
-			cs.Verdict, cs.Message = Invalid, msg
-		}
+		ApplyRules(cs, append(append([]rules.Rule(nil), v.cases[cs.ID]...), v.topologies[topology]...))
 	}
 }
 
@@ -475,4 +464,21 @@ func withoutFile(cr CellResult, file string, mk sweep.ExitMarker, hasMarker bool
 		cr.Outcome, cr.Detail = HarnessFailed, fmt.Sprintf("the harness exited %d and wrote no %s", mk.ExitCode, file)
 	}
 	return cr
+}
+
+// ApplyRules turns cs, a PASS, into INVALID when it breaks one of rs,
+// saying which rule and what value, its harness's message kept after it.
+func ApplyRules(cs *result.Case, rs []rules.Rule) {
+	why := rules.Check(rs, func(name string) (float64, bool) {
+		m, ok := cs.Metrics.Get(name)
+		return m.Value, ok
+	})
+	if why == "" {
+		return
+	}
+	msg := "the harness said PASS, but " + why
+	if cs.Message != "" {
+		msg += " (its message: " + cs.Message + ")"
+	}
+	cs.Verdict, cs.Message = Invalid, msg
 }
