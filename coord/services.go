@@ -25,8 +25,14 @@ func WaitNATS(ctx context.Context, server string, timeout time.Duration) error {
 	var last error
 	for {
 		for _, a := range addrs {
-			if last = pingNATS(ctx, a); last == nil {
+			err := pingNATS(ctx, a)
+			if err == nil {
 				return nil
+			}
+			// An attempt cut short by the deadline says less of the
+			// server than the one before it did ("connection refused").
+			if last == nil || ctx.Err() == nil {
+				last = err
 			}
 		}
 		select {
