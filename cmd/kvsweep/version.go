@@ -3,40 +3,14 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kvsweep/kvsweep/lane"
 )
 
 // version is the module version, or the VCS revision of a development build.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	switch {
-	case rev == "":
-		return "devel"
-	case dirty:
-		return "devel-" + rev + "-dirty"
-	}
-	return "devel-" + rev
-}
+func version() string { return lane.Version() }
 
 func init() { register(versionCmd) }
 
