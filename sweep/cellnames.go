@@ -19,4 +19,13 @@ const (
 	// NCCLVersionFile holds the NCCL version of the image's Python
 	// package, where it has one.
 	NCCLVersionFile = "nccl-version"
+	// CaseWindowsFile marks when each case ran, one JSON line an event:
+	// {"case":"TC-02","event":"start","t":UNIX_MS} and the same with
+	// "end". kvsweep job case writes it (with what it did to the caches
+	// before a case: "cache", "steps", "error"); a harness may write the
+	// start and end lines itself. Telemetry is derived per window.
+	CaseWindowsFile = "case-windows.jsonl"
+	// GPUSamplesFile holds the GPUs' power, utilisation, memory, clocks
+	// and temperature sampled while the cell ran, one JSON line a sample.
+	GPUSamplesFile = "gpu.jsonl"
 )

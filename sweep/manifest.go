@@ -129,8 +129,11 @@ type Manifest struct {
 	// Telemetry is what the jobs scrape while a cell runs (spec
 	// telemetry).
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
-	Jobs      []Job      `json:"jobs"`
-	Cells     []Cell     `json:"cells"`
+	// Cache is the cache state each case declares and how the job sets
+	// it before the case (spec cache: and cases.ID.cache).
+	Cache *CachePlan `json:"cache,omitempty"`
+	Jobs  []Job      `json:"jobs"`
+	Cells []Cell     `json:"cells"`
 }
 
 // Telemetry is the endpoints the jobs scrape and every how many seconds.
@@ -389,3 +392,40 @@ func parseExitMarker(b []byte, err error, cellID string) (m ExitMarker, ok bool,
 	}
 	return m, true, nil
 }
+
+// CachePlan is what the jobs do to the engines' caches before each case
+// and what collect holds each case's window to.
+type CachePlan struct {
+	// Cases is each case's declared state, by case id; a case not listed
+	// is warm with no floor.
+	Cases map[string]CaseCache `json:"cases,omitempty"`
+	// Reset is whether the job resets the engines' caches before a cold
+	// case (default true; false runs a cold case on whatever the caches
+	// hold, which collect then judges).
+	Reset bool `json:"reset"`
+	// TierReset is the argv of the command that flushes the tier under
+	// test (the KVCR service), run before a cold case after the engines'
+	// resets.
+	TierReset []string `json:"tier_reset,omitempty"`
+	// MaxColdHitRate is the hit rate a cold case's window may show at
+	// most (GPU-local or connector); above it the case is INVALID.
+	MaxColdHitRate float64 `json:"max_cold_hit_rate"`
+}
+
+// CaseCache is one case's declared cache state.
+type CaseCache struct {
+	// State is cold, warm or primed.
+	State string `json:"state"`
+	// Prime is the argv of the priming step a primed case runs first.
+	Prime []string `json:"prime,omitempty"`
+	// MinReuse is the reuse a warm or primed case's window must show at
+	// least (0: no floor).
+	MinReuse float64 `json:"min_reuse,omitempty"`
+}
+
+// Cache states a case may declare.
+const (
+	CacheCold   = "cold"
+	CacheWarm   = "warm"
+	CachePrimed = "primed"
+)
