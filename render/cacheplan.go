@@ -12,11 +12,11 @@ import (
 	"github.com/kvsweep/kvsweep/sweep"
 )
 
-// cachePlan is the manifest's cache plan from the spec's cache section and
+// CachePlan is the manifest's cache plan from the spec's cache section and
 // its cases' states: nil when the spec has no cache section and no case
 // declares a state or a floor, so the manifests of such specs stay as
 // they were.
-func cachePlan(spec *matrix.Spec) *sweep.CachePlan {
+func CachePlan(spec *matrix.Spec) *sweep.CachePlan {
 	p := &sweep.CachePlan{Reset: true, MaxColdHitRate: matrix.DefaultMaxColdHitRate}
 	if c := spec.Cache; c != nil {
 		p.Reset, p.TierReset, p.MaxColdHitRate = c.Reset, c.TierReset, c.MaxColdHitRate
