@@ -55,6 +55,7 @@ func PreviewResult(p PreviewOf, b []byte) (*Preview, error) {
 		return nil, err
 	}
 	applyRules(s, c.Topology, pv.Result)
+	previewCache(s, pv.Result)
 	return pv, nil
 }
 

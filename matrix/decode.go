@@ -140,6 +140,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("engines", func(n ast.Node, w string) { d.engines(n, w, s) })),
 		mark(yamlpos.F("services", func(n ast.Node, w string) { s.Services = d.services(n, w) })),
 		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
+		mark(yamlpos.F("cache", func(n ast.Node, w string) { s.Cache = d.cache(n, w) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) {
 			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
 				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {

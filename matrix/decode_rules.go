@@ -9,12 +9,15 @@ import (
 	"github.com/kvsweep/kvsweep/rules"
 )
 
-// cases reads the cases mapping: case id -> {require: [RULE, ...]}.
+// cases reads the cases mapping: case id -> {require: [RULE, ...],
+// cache: STATE, prime: [COMMAND...], min_reuse: FRACTION}.
 func (d *decoder) cases(n ast.Node, where string, s *Spec) {
 	for _, e := range d.Mapping(n, where) {
 		w := yamlpos.Join(where, e.Key)
 		c := &Case{ID: e.Key, Pos: yamlpos.PosOf(e.KeyN)}
-		d.Fields(e.Value, w, yamlpos.F("require", func(n ast.Node, w string) { c.Require = d.rules(n, w) }))
+		cacheFields, checkCache := d.caseCache(c, w)
+		d.Fields(e.Value, w, append([]yamlpos.Field{yamlpos.F("require", func(n ast.Node, w string) { c.Require = d.rules(n, w) })}, cacheFields...)...)
+		checkCache()
 		s.Cases[e.Key] = c
 	}
 }

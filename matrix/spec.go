@@ -83,6 +83,9 @@ type Spec struct {
 	// Telemetry is the engines' endpoints the jobs scrape while a cell
 	// runs (nil: none).
 	Telemetry *Telemetry
+	// Cache is the spec's cache section (nil: none; each case's state is
+	// in Cases).
+	Cache *CacheSpec
 	// Engines are the spec's engines section: the engine axis takes its
 	// values from there. Without one, the axis takes Engines, with no
 	// settings of their own.
@@ -167,7 +170,13 @@ func (e *Engine) OwnJob() bool {
 type Case struct {
 	ID      string
 	Require []rules.Rule
-	Pos     Pos // of its key
+	// Cache is the declared cache state ("" is warm with no floor: see
+	// CacheState), Prime the priming step of a primed case, MinReuse the
+	// reuse a warm or primed case's window must show (0: no floor).
+	Cache    string
+	Prime    []string
+	MinReuse float64
+	Pos      Pos // of its key
 }
 
 // Retry is the spec's retry policy while a sweep is followed.

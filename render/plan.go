@@ -84,6 +84,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	if t := spec.Telemetry; t != nil {
 		m.Telemetry = &sweep.Telemetry{Endpoints: t.Endpoints, IntervalS: int(t.Interval / time.Second)}
 	}
+	m.Cache = CachePlan(spec)
 	if c := spec.Harness.Client; c != nil {
 		m.Client = &sweep.ClientResult{Format: c.Format, File: c.File, CaseBy: c.CaseBy, Values: c.Values}
 	}

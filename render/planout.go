@@ -48,10 +48,11 @@ func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Name   string     `json:"name"`
-			Cells  []planRow  `json:"cells"`
-			Totals PlanTotals `json:"totals"`
-		}{m.Name, rows, tot})
+			Name   string           `json:"name"`
+			Cells  []planRow        `json:"cells"`
+			Totals PlanTotals       `json:"totals"`
+			Cache  *sweep.CachePlan `json:"cache,omitempty"`
+		}{m.Name, rows, tot, m.Cache})
 	case "table", "markdown":
 		header := []string{"id", "name", "engine", "topology", "geometry", "cases", "nodes x gpus", "time"}
 		cells := make([][]string, len(rows))
@@ -66,8 +67,10 @@ func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
 		if format == "markdown" {
 			sep = "\n\n"
 		}
-		_, err := fmt.Fprintf(w, "%s%d cells in %d job arrays, %.1f GPU-hours requested\n", sep[1:], tot.Cells, tot.Arrays, tot.GPUHours)
-		return err
+		if _, err := fmt.Fprintf(w, "%s%d cells in %d job arrays, %.1f GPU-hours requested\n", sep[1:], tot.Cells, tot.Arrays, tot.GPUHours); err != nil {
+			return err
+		}
+		return writeCachePlan(w, m, format)
 	}
 	return fmt.Errorf("unknown format %q (expected table, markdown or json)", format)
 }

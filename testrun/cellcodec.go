@@ -170,6 +170,19 @@ var cellMembers = jsonscan.Members[cellIO]{
 		}
 		return append(b, ']'), true
 	}),
+	jsonscan.M("cache", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		if s.Peek() != '[' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &c.Cache) == nil
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if len(c.Cache) == 0 {
+			return b, true
+		}
+		j, err := json.Marshal(c.Cache)
+		return append(jsonscan.Key(b, "cache"), j...), err == nil
+	}),
 }
 
 // imageMembers are a cell's image's members; the source revisions are

@@ -93,8 +93,9 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		if m.Telemetry != nil {
 			addTelemetry(&cr, files)
 		}
-		files.Close()
 		v.apply(&cr, c.Topology)
+		judgeCache(&cr, files, m.Cache)
+		files.Close()
 		cr.Class = classify(cr, started)
 		run.Cells[i] = cr
 	})

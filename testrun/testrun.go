@@ -76,6 +76,10 @@ type CellResult struct {
 	// attempts before the last ended.
 	Attempts int       `json:"attempts,omitempty"`
 	Earlier  []Attempt `json:"earlier,omitempty"`
+	// Cache is, for each case that declares a cache state (spec
+	// cases.ID.cache) or that the job marked, what it declared and what
+	// the job did to the caches before it.
+	Cache []CaseCacheResult `json:"cache,omitempty"`
 }
 
 // Attempt is how an earlier attempt of a cell ended.
