@@ -127,13 +127,16 @@ func increase(ss []*wseries, win Window) (float64, bool) {
 	return total, ok
 }
 
-// gauge reduces the gauges' points in the window, never summing across
+// gauge reduces the gauges' points in the window (negative ones
+// dropped), never summing across
 // series: Peak their highest, MeanNonZero the mean of the non-zero ones
 // (0 when all are 0), Last the mean of each series' last.
 func gauge(how How, ss []*wseries, win Window) (float64, bool) {
 	peak, sum, n, seen := math.Inf(-1), 0.0, 0, false
 	for _, s := range ss {
-		pts := gaugeSpan(s.pts, win)
+		// A negative sample is none: vLLM V0 reports -1 with prefix
+		// caching off, and no ratio or usage is below 0.
+		pts := slices.DeleteFunc(slices.Clone(gaugeSpan(s.pts, win)), func(p point) bool { return p.v < 0 })
 		if len(pts) == 0 {
 			continue
 		}
