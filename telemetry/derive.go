@@ -130,12 +130,28 @@ type worker struct {
 	url, rank, role, name string
 	label                 string // how rows name it
 	series                []*wseries
-	idx                   map[string]*wseries
+	idx                   map[skey]*wseries
+}
+
+// skey is a series of a worker: its family and its labels' canonical
+// text.
+type skey struct{ family, labels string }
+
+// labelInfo is what a series' labels say, worked out once for each
+// labels object met.
+type labelInfo struct {
+	labels    map[string]string
+	rank, key string
 }
 
 type loaded struct {
 	workers []*worker
 	sum     Summary
+	byURL   map[string]map[string]*worker // URL -> rank -> worker
+	prev    map[string]int64              // URL -> its last scrape
+	info    map[string]*labelInfo         // labels' canonical text -> it
+	raw     map[string]*labelInfo         // a labels object's JSON text -> it
+	in      jsonscan.Interner
 }
 
 var isFamily = func() map[string]bool {
@@ -148,37 +164,52 @@ var isFamily = func() map[string]bool {
 
 // load reads the file into each worker's series. A counter series that
 // appears after its endpoint's first scrape starts from 0 at the scrape
-// before (a Prometheus counter is created at 0).
+// before (a Prometheus counter is created at 0). A line is read by
+// scanLine where it can, by encoding/json where it cannot (which
+// decides).
 func load(b []byte) *loaded {
-	l := &loaded{}
-	byKey := map[string]*worker{}
-	prev := map[string]int64{}
+	l := &loaded{byURL: map[string]map[string]*worker{}, prev: map[string]int64{}, info: map[string]*labelInfo{}, raw: map[string]*labelInfo{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), MaxLine+1)
 	for sc.Scan() {
-		var s Sample
 		// The file is in the cell's directory, where the harness writes
 		// too: a line nested past 64 levels is not one scrape wrote.
-		if jsonscan.Bound(sc.Bytes(), jsonscan.MaxDepth, MaxLine) != nil || json.Unmarshal(sc.Bytes(), &s) != nil {
+		if jsonscan.Bound(sc.Bytes(), jsonscan.MaxDepth, MaxLine) != nil {
 			l.sum.Failed++
 			continue
 		}
-		if s.Error != "" {
-			l.sum.Failed++
-			l.sum.Note = s.Error
+		if scanLines && l.scanLine(sc.Bytes()) {
 			continue
 		}
-		l.sum.Samples++
-		for _, se := range seriesOf(s) {
-			l.add(byKey, prev, s, se)
+		var s Sample
+		if json.Unmarshal(sc.Bytes(), &s) != nil {
+			l.sum.Failed++
+			continue
 		}
-		prev[s.URL] = s.T
+		if l.sample(s.URL, s.Error) {
+			for _, se := range seriesOf(s) {
+				l.add(s, se.Family, l.infoOf(se.Labels), se.Value)
+			}
+			l.prev[s.URL] = s.T
+		}
 	}
 	if sc.Err() != nil {
 		l.sum.Failed++
 	}
 	l.name()
 	return l
+}
+
+// sample counts a line: false for an error line, whose error is the
+// note's.
+func (l *loaded) sample(url, errText string) bool {
+	if errText != "" {
+		l.sum.Failed++
+		l.sum.Note = errText
+		return false
+	}
+	l.sum.Samples++
+	return true
 }
 
 // seriesOf is a sample's series; a line of an older kvsweep ("values":
@@ -196,32 +227,54 @@ func seriesOf(s Sample) []Series {
 	return out
 }
 
-func (l *loaded) add(byKey map[string]*worker, prev map[string]int64, s Sample, se Series) {
-	if !isFamily[se.Family] || math.IsNaN(se.Value) || math.IsInf(se.Value, 0) {
+func (l *loaded) infoOf(labels map[string]string) *labelInfo {
+	key := canonical(labels)
+	if li := l.info[key]; li != nil {
+		return li
+	}
+	li := &labelInfo{labels: labels, rank: rankOf(labels), key: key}
+	if len(l.info) < maxLabelSets {
+		l.info[key] = li
+	}
+	return li
+}
+
+// scanLines is false only in the tests that hold scanLine to
+// encoding/json.
+var scanLines = true
+
+// maxLabelSets bounds the labels objects remembered.
+const maxLabelSets = 4096
+
+func (l *loaded) add(s Sample, family string, li *labelInfo, v float64) {
+	if !isFamily[family] || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
-	rank := rankOf(se.Labels)
-	wk := s.URL + "\x00" + rank
-	w := byKey[wk]
+	ranks := l.byURL[s.URL]
+	if ranks == nil {
+		ranks = map[string]*worker{}
+		l.byURL[s.URL] = ranks
+	}
+	w := ranks[li.rank]
 	if w == nil {
 		if len(l.workers) == maxWorkers {
 			return
 		}
-		w = &worker{url: s.URL, rank: rank, role: s.Role, name: s.Name, idx: map[string]*wseries{}}
-		byKey[wk] = w
+		w = &worker{url: s.URL, rank: li.rank, role: s.Role, name: s.Name, idx: map[skey]*wseries{}}
+		ranks[li.rank] = w
 		l.workers = append(l.workers, w)
 	}
-	key := se.Family + "\x00" + canonical(se.Labels)
+	key := skey{family, li.key}
 	ws := w.idx[key]
 	if ws == nil {
-		ws = &wseries{family: se.Family, labels: se.Labels}
-		if t, ok := prev[s.URL]; ok && counters[se.Family] {
+		ws = &wseries{family: family, labels: li.labels}
+		if t, ok := l.prev[s.URL]; ok && counters[family] {
 			ws.pts = append(ws.pts, point{t, 0})
 		}
 		w.idx[key] = ws
 		w.series = append(w.series, ws)
 	}
-	ws.pts = append(ws.pts, point{s.T, se.Value})
+	ws.pts = append(ws.pts, point{s.T, v})
 }
 
 // rankOf is the rank a series' labels give: the data-parallel rank
