@@ -71,7 +71,7 @@ func Derive(b []byte) ([]Figure, Summary) {
 func DeriveWindows(series, windows []byte) Derived {
 	l := load(series)
 	d := Derived{Summary: l.sum, Cases: map[string][]Figure{}}
-	ws, skipped := ParseWindows(windows)
+	ws, skipped, first := parseWindows(windows)
 	d.Windows = ws
 	whole := Window{Start: math.MinInt64, End: math.MaxInt64}
 	var notes []string
@@ -95,7 +95,7 @@ func DeriveWindows(series, windows []byte) Derived {
 		notes = append(notes, fmt.Sprintf("figures per case window (%d)", len(ws)))
 	}
 	if skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d lines of case-windows.jsonl skipped", skipped))
+		notes = append(notes, fmt.Sprintf("%d lines of case-windows.jsonl skipped (first: %s)", skipped, first))
 	}
 	notes = append(notes, l.notes()...)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"unicode"
@@ -35,22 +36,30 @@ const maxCaseID = 64
 // start open) is skipped and counted. A case with several windows keeps
 // its last. The windows come ordered by their start.
 func ParseWindows(b []byte) (ws []Window, skipped int) {
+	ws, skipped, _ = parseWindows(b)
+	return ws, skipped
+}
+
+// parseWindows is ParseWindows with the first line skipped, as
+// case-windows.jsonl:LINE:COL: what it is and what was expected.
+func parseWindows(b []byte) (ws []Window, skipped int, first string) {
 	open := map[string]int64{}
 	last := map[string]Window{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	skip := func(n, col int, what string) {
+		if skipped++; first == "" {
+			first = fmt.Sprintf("%s:%d:%d: %s", windowsFile, n, col, what)
+		}
+	}
+	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var ev struct {
-			Case  string `json:"case"`
-			Event string `json:"event"`
-			T     int64  `json:"t"`
-		}
-		if jsonscan.Bound(line, jsonscan.MaxDepth, 1<<20) != nil || json.Unmarshal(line, &ev) != nil || !caseID(ev.Case) || ev.T <= 0 {
-			skipped++
+		ev, col, err := windowEvent(line)
+		if err != "" {
+			skip(n, col, err)
 			continue
 		}
 		switch start, isOpen := open[ev.Case]; {
@@ -59,12 +68,14 @@ func ParseWindows(b []byte) (ws []Window, skipped int) {
 		case ev.Event == "end" && isOpen && ev.T >= start:
 			last[ev.Case] = Window{Case: ev.Case, Start: start, End: ev.T}
 			delete(open, ev.Case)
+		case ev.Event == "end":
+			skip(n, 1, fmt.Sprintf("an end of %s with no start open before it", ev.Case))
 		default:
-			skipped++
+			skip(n, 1, fmt.Sprintf("event %q (expected start or end)", clip(ev.Event, 32)))
 		}
 	}
 	if sc.Err() != nil {
-		skipped++
+		skip(0, 0, sc.Err().Error())
 	}
 	for c, start := range open {
 		last[c] = Window{Case: c, Start: start, End: math.MaxInt64}
@@ -78,7 +89,37 @@ func ParseWindows(b []byte) (ws []Window, skipped int) {
 		}
 		return cmp.Compare(a.Case, b.Case)
 	})
-	return ws, skipped
+	return ws, skipped, first
+}
+
+// windowsFile names the file in what a skipped line says.
+const windowsFile = "case-windows.jsonl"
+
+type windowLine struct {
+	Case  string `json:"case"`
+	Event string `json:"event"`
+	T     int64  `json:"t"`
+}
+
+// windowEvent reads one line; err says why it is none, at column col.
+func windowEvent(line []byte) (ev windowLine, col int, err string) {
+	if e := jsonscan.Bound(line, jsonscan.MaxDepth, 1<<20); e != nil {
+		return ev, 1, e.Error()
+	}
+	if e := json.Unmarshal(line, &ev); e != nil {
+		col = 1
+		if se, ok := e.(*json.SyntaxError); ok {
+			col = int(se.Offset)
+		}
+		return ev, col, "not an event (expected {\"case\":ID,\"event\":\"start\"|\"end\",\"t\":UNIX_MS}): " + e.Error()
+	}
+	switch {
+	case !caseID(ev.Case):
+		return ev, 1, fmt.Sprintf("case %q (expected a case id of 1 to 64 printable bytes, no space)", clip(ev.Case, 80))
+	case ev.T <= 0:
+		return ev, 1, fmt.Sprintf("t %d (expected Unix milliseconds after 1970)", ev.T)
+	}
+	return ev, 0, ""
 }
 
 func caseID(s string) bool {

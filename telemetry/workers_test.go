@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -188,7 +189,7 @@ func TestWindows(t *testing.T) {
 	if len(d.Summary.Workers) != 2 || rowOf(t, d.Summary, "TC-02", u).Figures[HitRate] != 0.2 {
 		t.Errorf("rows %+v", d.Summary.Workers)
 	}
-	if !strings.Contains(d.Summary.Note, "figures per case window (2)") || !strings.Contains(d.Summary.Note, "5 lines of case-windows.jsonl skipped") {
+	if !strings.Contains(d.Summary.Note, "figures per case window (2)") || !strings.Contains(d.Summary.Note, "5 lines of case-windows.jsonl skipped (first: case-windows.jsonl:5:2: not an event (expected {\"case\":ID,\"event\":\"start\"|\"end\",\"t\":UNIX_MS}): invalid character 'o' in literal null (expecting 'u'))") {
 		t.Errorf("note %q", d.Summary.Note)
 	}
 	// A start with no end runs to the last sample: 10 s to 20 s.
@@ -237,5 +238,27 @@ func TestSGLangCounters(t *testing.T) {
 	}
 	if strings.Contains(sum.Note, "from the gauge") {
 		t.Errorf("note %q", sum.Note)
+	}
+}
+
+// A scrape keeps at most MaxSeries series of a family and the labels it
+// names, each value cut at MaxLabelValue bytes; a value that is not
+// finite is dropped.
+func TestParseBounds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:kv_cache_usage_perc gauge\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "vllm:kv_cache_usage_perc{engine=\"%d\",model_name=\"%s\",pod=\"x\"} 0.5\n", i, strings.Repeat("m", 100))
+	}
+	b.WriteString("# TYPE sglang:token_usage gauge\nsglang:token_usage NaN\nsglang:token_usage{tp_rank=\"1\"} +Inf\n")
+	ss, err := Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != MaxSeries {
+		t.Fatalf("%d series kept, want %d", len(ss), MaxSeries)
+	}
+	if l := ss[0].Labels; len(l) != 2 || len(l["model_name"]) != MaxLabelValue || l["engine"] != "0" {
+		t.Errorf("labels %v", l)
 	}
 }
