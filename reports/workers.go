@@ -22,22 +22,9 @@ func writeWorkers(b *bytes.Buffer, format Format, r *testrun.Run) error {
 	total := 0
 	fit := fitter{format: format, limit: StepSummaryLimit - b.Len() - 4096}
 	for _, c := range r.Cells {
-		if c.Telemetry == nil || !severalWorkers(c) {
-			continue
-		}
-		for _, w := range c.Telemetry.Workers {
+		for _, row := range workerRows(c) {
 			total++
-			cs := w.Case
-			if cs == "" {
-				cs = "(cell)"
-			}
-			row := []string{c.Name, cs, w.Worker, w.Role, w.Node}
-			for _, f := range workerFigures {
-				v, ok := w.Figures[f]
-				row = append(row, map[bool]string{true: num(v), false: "–"}[ok])
-			}
-			row = append(row, strings.Join(w.Catalog, " "))
-			if fit.fits(row) {
+			if row = append([]string{c.Name}, row...); fit.fits(row) {
 				rows = append(rows, row)
 			}
 		}
@@ -49,7 +36,7 @@ func writeWorkers(b *bytes.Buffer, format Format, r *testrun.Run) error {
 		b.WriteString("\n### Telemetry per worker\n")
 	}
 	b.WriteString("\n")
-	header := append(append([]string{"cell", "case", "worker", "role", "node"}, workerFigures...), "catalog")
+	header := append([]string{"cell"}, workerHeader...)
 	if err := table.Write(b, table.Format(format), header, rows); err != nil {
 		return err
 	}
@@ -65,4 +52,30 @@ func severalWorkers(c testrun.CellResult) bool {
 		}
 	}
 	return false
+}
+
+// workerHeader names the columns of workerRows.
+var workerHeader = append(append([]string{"case", "worker", "role", "node"}, workerFigures...), "catalog")
+
+// workerRows are a cell's per-worker telemetry rows as text (case,
+// worker, role, node, the figures, catalog), where it has several
+// workers; the summary and the HTML page show them.
+func workerRows(c testrun.CellResult) [][]string {
+	if c.Telemetry == nil || !severalWorkers(c) {
+		return nil
+	}
+	var rows [][]string
+	for _, w := range c.Telemetry.Workers {
+		cs := w.Case
+		if cs == "" {
+			cs = "(cell)"
+		}
+		row := []string{cs, w.Worker, w.Role, w.Node}
+		for _, f := range workerFigures {
+			v, ok := w.Figures[f]
+			row = append(row, map[bool]string{true: num(v), false: "–"}[ok])
+		}
+		rows = append(rows, append(row, strings.Join(w.Catalog, " ")))
+	}
+	return rows
 }

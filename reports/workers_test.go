@@ -10,9 +10,10 @@ import (
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
-// A 2P+1D cell's three workers get a row each in the summary, with the
-// figures they reported and "–" for one they did not; JSON carries the
-// rows as the run has them; a one-worker cell gets no table.
+// A 2P+1D cell's three workers get a row each in the summary and on the
+// HTML page, with the figures they reported and "–" for one they did
+// not; JSON carries the rows as the run has them; a one-worker cell gets
+// no table.
 func TestWorkerRows(t *testing.T) {
 	tm := &telemetry.Summary{Samples: 9, Workers: []telemetry.Worker{
 		{Case: "TC-01", Worker: "prefill-0", Role: "prefill", Node: "n1", Catalog: []string{"vllm-external", "vllm-v1"}, Figures: map[string]float64{"prefix_cache_hit_rate": 0.8, "kv_connector_hit_rate": 0.5}},
@@ -36,6 +37,13 @@ func TestWorkerRows(t *testing.T) {
 	}
 	if strings.Contains(out, "| agg |") && strings.Contains(out[strings.Index(out, "### Telemetry per worker"):], "| agg |") {
 		t.Errorf("a one-worker cell has rows:\n%s", out)
+	}
+	b.Reset()
+	if err := WriteHTML(&b, []*testrun.Run{r}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); !strings.Contains(h, "<th>kv_connector_hit_rate</th>") || !strings.Contains(h, "<td>TC-01</td><td>prefill-1</td><td>prefill</td><td>n2</td><td>0.6</td><td>–</td>") {
+		t.Errorf("the HTML page has no worker rows:\n%s", h)
 	}
 	b.Reset()
 	if err := WriteSummary(&b, "json", r); err != nil {
