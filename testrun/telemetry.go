@@ -22,7 +22,14 @@ func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
 		cr.Telemetry = &telemetry.Summary{Note: "no " + sweep.TelemetryFile}
 		return
 	}
-	windows, _ := optional(files, sweep.CaseWindowsFile, telemetry.MaxWindowsFile)
+	var windows []byte
+	var unreadable string
+	if files.Has(sweep.CaseWindowsFile) {
+		var err error
+		if windows, err = files.ReadFile(sweep.CaseWindowsFile, telemetry.MaxWindowsFile); err != nil {
+			unreadable = sweep.CaseWindowsFile + " not read (" + err.Error() + "): figures over the whole cell"
+		}
+	}
 	d := telemetry.DeriveWindows(b, windows)
 	cr.Telemetry = &d.Summary
 	var unmarked []string
@@ -41,12 +48,15 @@ func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
 			}
 		}
 	}
+	notes := []string{}
+	for _, n := range []string{d.Summary.Note, unreadable} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
 	if len(unmarked) > 0 {
 		slices.Sort(unmarked)
-		note := "no case window for " + strings.Join(unmarked, ", ") + ": no telemetry figures"
-		if cr.Telemetry.Note != "" {
-			note = cr.Telemetry.Note + "; " + note
-		}
-		cr.Telemetry.Note = note
+		notes = append(notes, "no case window for "+strings.Join(unmarked, ", ")+": no telemetry figures")
 	}
+	cr.Telemetry.Note = strings.Join(notes, "; ")
 }

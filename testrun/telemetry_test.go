@@ -63,3 +63,34 @@ func TestAddTelemetryWindows(t *testing.T) {
 		t.Errorf("note %q", tm.Note)
 	}
 }
+
+// A case-windows.jsonl that cannot be read (here a directory) leaves the
+// figures over the whole cell, and the note says why.
+func TestAddTelemetryWindowsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	cell := filepath.Join(dir, sweep.CellsDir, "0123456789ab")
+	if err := os.MkdirAll(filepath.Join(cell, sweep.CaseWindowsFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	series := `{"t":1,"url":"u","series":[{"f":"sglang:token_usage","v":0.5}]}`
+	if err := os.WriteFile(filepath.Join(cell, sweep.TelemetryFile), []byte(series), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	cells := sweep.OpenCells(root, dir)
+	defer cells.Close()
+	files := cells.Open("0123456789ab")
+	defer files.Close()
+	cr := CellResult{Cases: []result.Case{{ID: "TC-01"}}}
+	addTelemetry(&cr, files)
+	if m, ok := cr.Cases[0].Metrics.Get("kv_cache_usage_peak"); !ok || m.Value != 0.5 {
+		t.Errorf("TC-01: %v", cr.Cases[0].Metrics)
+	}
+	if !strings.Contains(cr.Telemetry.Note, "case-windows.jsonl not read (") {
+		t.Errorf("note %q", cr.Telemetry.Note)
+	}
+}
