@@ -65,10 +65,9 @@ func (w *worker) figures(win Window) (figs map[string]one, tokens map[string]flo
 			if ok && den > 0 {
 				figs[e.Figure] = one{e: e, v: num / den, num: num, den: den}
 			}
-		case Increase:
-			if v, ok := increase(w.of(e.Num, e.Era), win); ok || len(w.of(e.Num, e.Era)) > 0 {
-				figs[e.Figure] = one{e: e, v: v}
-			}
+		case Increase: // 0 from a single scrape: the family was exposed
+			v, _ := increase(w.of(e.Num, e.Era), win)
+			figs[e.Figure] = one{e: e, v: v}
 		case BySource:
 			bySource = append(bySource, e.ID)
 			for _, s := range w.of(e.Num, e.Era) {
