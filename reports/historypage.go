@@ -95,6 +95,7 @@ type gridRow struct {
 	Name, Outcome string
 	Verdicts      []string
 	Evidence      []testrun.Evidence
+	Workers       [][]string // workerRows
 }
 
 type runSection struct {
@@ -110,6 +111,7 @@ type pageView struct {
 	Charts          []chartView
 	History         []analysis.HistoryRow // newest first
 	Runs            []runSection          // newest first
+	WorkerHeader    []string
 }
 
 // WriteHTML renders runs (oldest first) as the history page; title names
@@ -118,7 +120,7 @@ func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 	if title == "" {
 		title = "kvsweep history"
 	}
-	v := pageView{Title: title, RegressionColor: regressionColor}
+	v := pageView{Title: title, RegressionColor: regressionColor, WorkerHeader: workerHeader}
 	if n := len(runs); n > 0 {
 		v.Subtitle = fmt.Sprintf("%d run(s), %s to %s (UTC).", n, runs[0].Date().Format(fullStamp), runs[n-1].Date().Format(fullStamp))
 	} else {
@@ -132,7 +134,7 @@ func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 		cases := testrun.CaseIDs(r)
 		sec := runSection{ID: r.ID, Date: r.Date().Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
 		for _, c := range r.Cells {
-			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases), r.EvidenceOf(c)})
+			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases), r.EvidenceOf(c), workerRows(c)})
 		}
 		v.Runs = append(v.Runs, sec)
 		v.History = append(v.History, hist[i])

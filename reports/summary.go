@@ -106,6 +106,9 @@ func WriteSummary(w io.Writer, format Format, r *testrun.Run) error {
 		if err := writeMetrics(&b, format, r); err != nil {
 			return err
 		}
+		if err := writeWorkers(&b, format, r); err != nil {
+			return err
+		}
 		writeNotes(&b, format, []analysis.HistoryRow{{Sweep: r.ID, Date: "", Notes: r.Notes}})
 		return writeLimited(w, format, b.Bytes())
 	}

@@ -37,7 +37,7 @@ func readCapture(t *testing.T, file string) []byte {
 }
 
 // series is the telemetry.jsonl a scrape of each capture, in order,
-// would have written.
+// would have written, one endpoint of a worker named "w0".
 func series(t *testing.T, files ...string) []byte {
 	t.Helper()
 	var out []byte
@@ -46,7 +46,7 @@ func series(t *testing.T, files ...string) []byte {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		line, err := json.Marshal(Sample{T: int64(i + 1), URL: "http://127.0.0.1:8000/metrics", Values: v})
+		line, err := json.Marshal(Sample{T: int64(i + 1), URL: "http://127.0.0.1:8000/metrics", Name: "w0", Role: "aggregated", Series: v})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,13 +60,24 @@ func writeFigures(b *strings.Builder, series []byte) {
 	for _, f := range figs {
 		fmt.Fprintf(b, "  %s\n", strings.Join(strings.Fields(fmt.Sprintf("%s = %.6g %s %s", f.Name, f.Value, f.Unit, f.Direction)), " "))
 	}
+	for _, w := range sum.Workers {
+		names := make([]string, 0, len(w.Figures))
+		for n := range w.Figures {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		fmt.Fprintf(b, "  worker %q role %s node %s catalog %v:", w.Worker, w.Role, w.Node, w.Catalog)
+		for _, n := range names {
+			fmt.Fprintf(b, " %s=%.6g", n, w.Figures[n])
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(b, "  (samples %d, failed %d, note %q)\n", sum.Samples, sum.Failed, sum.Note)
 }
 
-// Each capture's golden: the families kept (summed over their series),
-// the figures derived from it alone, and for vLLM the figures over the
-// idle then loaded captures of the same engine (its counters rose
-// between them).
+// Each capture's golden: the series kept, the figures derived from it
+// alone, and for vLLM the figures over the idle then loaded captures of
+// the same engine (its counters rose between them).
 func TestRealCaptures(t *testing.T) {
 	for _, file := range captures {
 		t.Run(file, func(t *testing.T) {
@@ -76,13 +87,8 @@ func TestRealCaptures(t *testing.T) {
 			}
 			var b strings.Builder
 			b.WriteString("kept:\n")
-			names := make([]string, 0, len(v))
-			for n := range v {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			for _, n := range names {
-				fmt.Fprintf(&b, "  %s = %.10g\n", n, v[n])
+			for _, s := range v {
+				fmt.Fprintf(&b, "  %s{%s} = %.10g\n", s.Family, canonical(s.Labels), s.Value)
 			}
 			b.WriteString("figures of this capture alone:\n")
 			writeFigures(&b, series(t, file))
@@ -95,10 +101,10 @@ func TestRealCaptures(t *testing.T) {
 	}
 }
 
-// lines sums, from the capture's text by hand (no expfmt), the samples
+// lines reads, from the capture's text by hand (no expfmt), the samples
 // of family: the lines "family value" and "family{...} value", with
 // each line's labels' text.
-func lines(t *testing.T, file, family string) (sum float64, n int, labels []string) {
+func lines(t *testing.T, file, family string) (vals []float64, labels []string) {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(string(readCapture(t, file))))
 	for sc.Scan() {
@@ -117,15 +123,13 @@ func lines(t *testing.T, file, family string) (sum float64, n int, labels []stri
 		if err != nil {
 			t.Fatalf("%s: %q: %v", file, l, err)
 		}
-		sum, n, labels = sum+v, n+1, append(labels, lab)
+		vals, labels = append(vals, v), append(labels, lab)
 	}
-	return sum, n, labels
+	return vals, labels
 }
 
-// Each kept value against the capture's own lines, read by hand, and the
-// values SOURCES.md gives: SGLang 0.3's cache_hit_rate 10.61 is percent
-// (a ratio of 0.1061), Dynamo's usage a fraction of its 12894 blocks,
-// vLLM's loaded hit rate its counters' 2480 / 339968.
+// Each kept series against the capture's own lines, read by hand: as
+// many series as lines, the same values in the same order.
 func TestRealCapturesAgainstText(t *testing.T) {
 	for _, file := range captures {
 		v, err := Parse(strings.NewReader(string(readCapture(t, file))))
@@ -133,57 +137,88 @@ func TestRealCapturesAgainstText(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, fam := range Families {
-			want, n, labels := lines(t, file, fam)
-			if n == 0 && strings.HasPrefix(fam, "sglang:") {
-				want, n, labels = lines(t, file, strings.Replace(fam, "sglang:", "sglang_", 1))
+			want, _ := lines(t, file, fam)
+			var got []float64
+			for _, s := range v {
+				if s.Family == fam {
+					got = append(got, s.Value)
+				}
 			}
-			if fam == "sglang:cache_hit_rate" && n > 0 && strings.HasPrefix(labels[0], "name=") {
-				want /= 100
-			}
-			got, kept := v[fam]
-			switch {
-			case n == 0 && kept:
-				t.Errorf("%s: kept %s = %v, the text has no line of it", file, fam, got)
-			case n > 0 && !kept:
-				t.Errorf("%s: %s not kept, the text has %d lines of it", file, fam, n)
-			case n > 0 && math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)):
-				t.Errorf("%s: %s = %v, the text's lines give %v", file, fam, got, want)
+			if fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
+				t.Errorf("%s: %s kept %v, the text's lines give %v", file, fam, got, want)
 			}
 		}
 	}
-	fig := func(files []string, name string) (float64, bool) {
-		figs, _ := Derive(series(t, files...))
-		for _, f := range figs {
-			if f.Name == name {
-				return f.Value, true
-			}
-		}
-		return 0, false
-	}
+}
+
+// The figures of each capture, each worked out by hand from the
+// capture's lines (quoted in the comment), and the catalog entry that
+// gave it.
+func TestRealCaptureFigures(t *testing.T) {
 	for _, c := range []struct {
-		files []string
-		name  string
-		want  float64
+		files   []string
+		name    string
+		want    float64
+		catalog string
 	}{
-		{[]string{"sglang-0.3-docs.prom"}, "prefix_cache_hit_rate", 0.1061},
-		{[]string{"sglang-0.3-docs.prom"}, "kv_cache_usage_peak", 0.01},
-		{[]string{"sglang-0.4-docs.prom"}, "prefix_cache_hit_rate", 0.007507552643049313},
-		{[]string{"sglang-0.4-docs.prom"}, "kv_cache_usage_peak", 0.28},
-		{[]string{"sglang-grpc-underscore-smg813.prom"}, "prefix_cache_hit_rate", 0},
-		{[]string{"dynamo-kvstats-pr2704.prom"}, "kv_cache_usage_peak", 1.0 / 12894},
-		{[]string{"dynamo-kvstats-pr2704.prom"}, "prefix_cache_hit_rate", 0},
-		{[]string{"vllm-0.25.1-loaded.prom"}, "kv_cache_usage_peak", 0.11223878211531546},
-		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, "prefix_cache_hit_rate", 2480.0 / 339968},
-		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, "preemptions", 0},
+		// sglang:cache_hit_rate{name="google/gemma-2-9b-it"} 10.61: the
+		// percent era (name=, not model_name=), 10.61 / 100.
+		{[]string{"sglang-0.3-docs.prom"}, HitRate, 10.61 / 100, "sglang-gauge-percent"},
+		// sglang:token_usage{name=...} 0.01
+		{[]string{"sglang-0.3-docs.prom"}, UsagePeak, 0.01, "sglang-usage"},
+		// sglang:cache_hit_rate{model_name=...} 0.007507552643049313, a
+		// ratio; no sglang:cached_tokens_total, so the gauge.
+		{[]string{"sglang-0.4-docs.prom"}, HitRate, 0.007507552643049313, "sglang-gauge"},
+		// sglang:token_usage{model_name=...} 0.28
+		{[]string{"sglang-0.4-docs.prom"}, UsagePeak, 0.28, "sglang-usage"},
+		// sglang_cache_hit_rate{...tp_rank="0"...} 0: every sample 0, so 0.
+		{[]string{"sglang-grpc-underscore-smg813.prom"}, HitRate, 0, "sglang-gauge-underscore"},
+		// dynamo_component_kvstats_gpu_cache_usage_percent 0.00007755545084364712:
+		// a fraction (one block of total_blocks 12894: 1/12894), not /100.
+		{[]string{"dynamo-kvstats-pr2704.prom"}, UsagePeak, 0.00007755545084364712, "dynamo-kvstats-usage"},
+		// dynamo_component_kvstats_gpu_prefix_cache_hit_rate 0
+		{[]string{"dynamo-kvstats-pr2704.prom"}, HitRate, 0, "dynamo-kvstats"},
+		// vllm:kv_cache_usage_perc{engine="0"} 0.11223878211531546 (loaded)
+		{[]string{"vllm-0.25.1-loaded.prom"}, UsagePeak, 0.11223878211531546, "vllm-kv-usage"},
+		// hits 0 -> 2480, queries 0 -> 339968: 2480 / 339968 = 0.0072948...
+		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, HitRate, 2480.0 / 339968, "vllm-v1"},
+		// vllm:num_preemptions_total 0 -> 0
+		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, Preemptions, 0, "vllm-preemptions"},
+		// prompt_tokens_by_source_total{source="local_compute"} 0 -> 337488,
+		// local_cache_hit 0 -> 2480 (= the hits), external_kv_transfer 0 -> 0
+		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, "prompt_tokens_local_compute", 337488, ""},
+		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, "prompt_tokens_local_cache_hit", 2480, ""},
+		{[]string{"vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom"}, "prompt_tokens_external_kv_transfer", 0, ""},
 	} {
-		got, ok := fig(c.files, c.name)
-		// Dynamo's usage is one block of 12894, to the float it printed.
-		if !ok || math.Abs(got-c.want) > 1e-6*math.Max(c.want, 1e-6) {
-			t.Errorf("%v: %s = %v (%v), want %v", c.files, c.name, got, ok, c.want)
+		_, sum := Derive(series(t, c.files...))
+		if len(sum.Workers) != 1 {
+			t.Fatalf("%v: workers %+v", c.files, sum.Workers)
+		}
+		w := sum.Workers[0]
+		got, ok := w.Figures[c.name]
+		if !ok || math.Abs(got-c.want) > 1e-12*math.Max(c.want, 1) || c.catalog != "" && !slices.Contains(w.Catalog, c.catalog) {
+			t.Errorf("%v: %s = %v (%v) by %v, want %v by %s", c.files, c.name, got, ok, w.Catalog, c.want, c.catalog)
 		}
 	}
-	// One scrape of vLLM has no hit rate: its counters need a second.
-	if _, ok := fig([]string{"vllm-0.25.1-loaded.prom"}, "prefix_cache_hit_rate"); ok {
+	// One scrape of vLLM has no hit rate: its counters need a second; the
+	// external counters stayed at 0 (no connector): no connector rate.
+	if _, sum := Derive(series(t, "vllm-0.25.1-loaded.prom")); hasFigure(sum, HitRate) {
 		t.Error("a hit rate from one scrape of vLLM's counters")
 	}
+	if _, sum := Derive(series(t, "vllm-0.25.1-idle.prom", "vllm-0.25.1-loaded.prom")); hasFigure(sum, ConnectorRate) {
+		t.Error("a connector hit rate from external counters that stayed at 0")
+	}
+	// The sidecar's capture has no usage gauge: the note names SGLang's.
+	if _, sum := Derive(series(t, "sglang-grpc-underscore-smg813.prom")); !strings.Contains(sum.Note, "w0: SGLang exposed none of sglang:token_usage (kv_cache_usage_peak)") {
+		t.Errorf("note %q", sum.Note)
+	}
+}
+
+func hasFigure(sum Summary, name string) bool {
+	for _, w := range sum.Workers {
+		if _, ok := w.Figures[name]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -2,33 +2,29 @@
 // tier is judged by how much cache it reuses, and vLLM, SGLang and Dynamo
 // report exactly that on their Prometheus endpoints. The job runs
 // "kvsweep job scrape" beside the harness: every interval it reads each
-// endpoint the spec names, parses the exposition text with the Prometheus
-// project's own parser (expfmt), keeps the families below summed over
-// their series, and appends one JSON line a scrape to
-// cells/ID/telemetry.jsonl (a dead endpoint is a line with its error).
-// Collect derives the cell's figures from that series (Derive):
+// endpoint the spec names or the harness lists (with the worker's role
+// and name: ListedEndpoints), parses the exposition text with the
+// Prometheus project's own parser (expfmt), keeps each series of the
+// catalog's families with its rank labels (never summed), and appends one
+// JSON line a scrape to cells/ID/telemetry.jsonl (a dead endpoint is a
+// line with its error).
 //
-//	prefix_cache_hit_rate  hits / queries over the run: vLLM's counters
-//	                       vllm:prefix_cache_hits_total and
-//	                       vllm:prefix_cache_queries_total; the mean of
-//	                       SGLang's gauge sglang:cache_hit_rate and of
-//	                       Dynamo's dynamo_component_kvstats_gpu_prefix_cache_hit_rate
-//	                       (SGLang's first metrics, labelled name=, gave
-//	                       it in percent: divided by 100)
-//	kv_cache_usage_peak    the highest KV-cache usage seen (0 to 1):
-//	                       vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc
-//	                       before v1), sglang:token_usage,
-//	                       dynamo_component_kvstats_gpu_cache_usage_percent
-//	preemptions            the increase of vllm:num_preemptions_total
-//
-// A counter that goes back (an engine restarted) counts from its new
-// start. A missing or dead endpoint is recorded and never fails a cell by
-// itself; a validity rule can require a figure (prefix_cache_hit_rate >= 0.5).
+// Collect derives the figures from that series (DeriveWindows), per
+// worker (an endpoint plus its series' rank labels) and for the cell, per
+// case window (case-windows.jsonl) or over the whole cell where no window
+// was marked: prefix_cache_hit_rate (the GPU-local prefix cache),
+// kv_connector_hit_rate (vLLM's external, KV-connector counters),
+// kv_cache_usage_peak (0 to 1), preemptions, and tokens by source. Each
+// comes from the first entry of the Catalog (catalog.go: an engine's
+// family in some versions, its type and unit) the worker exposed:
+// counters as their increase over the window (reset-aware), gauges
+// reduced per series (peak, or the mean of a point-in-time gauge's
+// non-zero samples), never summed across series. A missing or dead
+// endpoint is recorded and never fails a cell by itself; a validity rule
+// can require a figure (prefix_cache_hit_rate >= 0.5).
 package telemetry
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,80 +32,97 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
 // Limits: a scrape's body, the samples kept (a day at 10 s is 8,640
-// scrapes of one endpoint), and what collect reads.
+// scrapes of one endpoint), what collect reads, the series kept of a
+// family in one scrape, the labels kept of a series and the bytes of a
+// label's value, and a line of the file.
 const (
-	MaxBody    = 8 << 20
-	MaxSamples = 50000
-	MaxFile    = 64 << 20
+	MaxBody        = 8 << 20
+	MaxSamples     = 50000
+	MaxFile        = 64 << 20
+	MaxSeries      = 64
+	MaxLabelValue  = 64
+	MaxLine        = 1 << 20
+	maxSeriesLabel = 8
 )
 
-// Families are the metric families kept from each scrape.
-var Families = []string{
-	"vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
-	"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_preemptions_total",
-	"sglang:cache_hit_rate", "sglang:token_usage",
-	"dynamo_component_kvstats_gpu_prefix_cache_hit_rate", "dynamo_component_kvstats_gpu_cache_usage_percent",
-}
+// keptLabels are the labels a series keeps: its rank (the worker), its
+// source (tokens by source), and the model label whose name tells
+// SGLang's eras apart.
+var keptLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank", "source", "cache_source", "model_name", "name"}
 
 // Sample is one scrape of one endpoint: a line of the file.
 type Sample struct {
-	T      int64              `json:"t"` // Unix milliseconds
-	URL    string             `json:"url"`
-	Error  string             `json:"error,omitempty"`
-	Values map[string]float64 `json:"values,omitempty"` // family -> sum over its series
+	T      int64    `json:"t"` // Unix milliseconds
+	URL    string   `json:"url"`
+	Role   string   `json:"role,omitempty"` // from the endpoints file
+	Name   string   `json:"name,omitempty"`
+	Error  string   `json:"error,omitempty"`
+	Series []Series `json:"series,omitempty"`
+	// Values is what kvsweep wrote before it kept series: family -> the
+	// sum over its series (read still, as series without labels).
+	Values map[string]float64 `json:"values,omitempty"`
 }
 
-// Parse reads an exposition text and returns the kept families, each
-// summed over its series (engines label theirs by model and engine).
-func Parse(body io.Reader) (map[string]float64, error) {
+// Series is one series of a kept family, with the labels kept.
+type Series struct {
+	Family string            `json:"f"`
+	Labels map[string]string `json:"l,omitempty"`
+	Value  float64           `json:"v"`
+}
+
+// Parse reads an exposition text and returns the series of the kept
+// families (at most MaxSeries a family; values that are not finite are
+// dropped), in the catalog's order.
+func Parse(body io.Reader) ([]Series, error) {
 	p := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := p.TextToMetricFamilies(body)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]float64{}
+	var out []Series
 	for _, name := range Families {
 		f, ok := fams[name]
 		if !ok {
-			// SGLang behind the smg gRPC sidecar writes sglang_NAME.
-			if f, ok = fams[strings.Replace(name, "sglang:", "sglang_", 1)]; !ok || !strings.HasPrefix(name, "sglang:") {
+			continue
+		}
+		for i, m := range f.GetMetric() {
+			if i == MaxSeries {
+				break
+			}
+			v := value(f.GetType(), m)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
+			out = append(out, Series{Family: name, Labels: labelsOf(m), Value: v})
 		}
-		sum := 0.0
-		for _, m := range f.GetMetric() {
-			v := value(f.GetType(), m)
-			if name == "sglang:cache_hit_rate" && percentHitRate(m) {
-				v /= 100
-			}
-			sum += v
-		}
-		out[name] = sum
 	}
 	return out, nil
 }
 
-// percentHitRate: SGLang's first metrics (late 2024, labelled name=, not
-// model_name=) gave sglang:cache_hit_rate in percent (10.61); the rework
-// after made it the ratio it is since.
-func percentHitRate(m *dto.Metric) bool {
-	name, model := false, false
-	for _, l := range m.GetLabel() {
-		name = name || l.GetName() == "name"
-		model = model || l.GetName() == "model_name"
+func labelsOf(m *dto.Metric) map[string]string {
+	var l map[string]string
+	for _, lp := range m.GetLabel() {
+		if !slices.Contains(keptLabels, lp.GetName()) || len(l) == maxSeriesLabel {
+			continue
+		}
+		if l == nil {
+			l = map[string]string{}
+		}
+		v := lp.GetValue()
+		if len(v) > MaxLabelValue {
+			v = v[:MaxLabelValue]
+		}
+		l[lp.GetName()] = v
 	}
-	return name && !model
+	return l
 }
 
 func value(t dto.MetricType, m *dto.Metric) float64 {
@@ -122,22 +135,29 @@ func value(t dto.MetricType, m *dto.Metric) float64 {
 	return m.GetUntyped().GetValue()
 }
 
-// Scrape reads every endpoint urls gives (asked again at each interval:
+// Scrape reads every endpoint eps gives (asked again at each interval:
 // a harness may add the endpoints it starts) each interval until ctx
 // ends, appending a sample a scrape to w, at most MaxSamples in all.
-func Scrape(ctx context.Context, urls func() []string, interval time.Duration, w io.Writer) error {
+func Scrape(ctx context.Context, eps func() []Endpoint, interval time.Duration, w io.Writer) error {
 	client := &http.Client{Timeout: max(interval, time.Second)}
-	enc := json.NewEncoder(w)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for n := 0; n < MaxSamples; {
-		for _, u := range urls() {
-			s := scrapeOne(ctx, client, u)
-			s.URL = u
+		for _, e := range eps() {
+			s := scrapeOne(ctx, client, e.URL)
+			s.URL, s.Role, s.Name = e.URL, e.Role, e.Name
 			if ctx.Err() != nil {
 				return nil
 			}
-			if err := enc.Encode(s); err != nil {
+			line, err := json.Marshal(s)
+			if err == nil && len(line) >= MaxLine {
+				s.Series, s.Error = nil, fmt.Sprintf("a line of %d bytes, over %d: series dropped", len(line), MaxLine)
+				line, err = json.Marshal(s)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
 				return err
 			}
 			n++
@@ -174,119 +194,6 @@ func scrapeOne(ctx context.Context, client *http.Client, url string) Sample {
 		s.Error = "parsing the exposition text: " + err.Error()
 		return s
 	}
-	s.Values = v
+	s.Series = v
 	return s
-}
-
-// Summary is how the scraping went, for the cell's row.
-type Summary struct {
-	Samples int    `json:"samples"`
-	Failed  int    `json:"failed,omitempty"`
-	Note    string `json:"note,omitempty"` // the last error, or what was not seen
-}
-
-// Figure is one derived figure.
-type Figure struct {
-	Name, Unit, Direction string
-	Value                 float64
-}
-
-// Derive reads the series (the file's bytes) and derives the figures; a
-// line that does not parse is skipped and counted as failed.
-func Derive(b []byte) ([]Figure, Summary) {
-	var sum Summary
-	series := map[string][]Sample{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var s Sample
-		// The file is in the cell's directory, where the harness writes
-		// too: a line nested past 64 levels is not one scrape wrote.
-		if jsonscan.Bound(sc.Bytes(), jsonscan.MaxDepth, 1<<20) != nil || json.Unmarshal(sc.Bytes(), &s) != nil {
-			sum.Failed++
-			continue
-		}
-		if s.Error != "" {
-			sum.Failed++
-			sum.Note = s.Error
-			continue
-		}
-		sum.Samples++
-		series[s.URL] = append(series[s.URL], s)
-	}
-	var figs []Figure
-	hits, queries, preempt, counted := 0.0, 0.0, 0.0, false
-	var rates []float64
-	peak, hasPeak := 0.0, false
-	for _, ss := range series {
-		if _, ok := ss[0].Values["vllm:prefix_cache_queries_total"]; ok {
-			hits += increase(ss, "vllm:prefix_cache_hits_total")
-			queries += increase(ss, "vllm:prefix_cache_queries_total")
-			counted = true
-		}
-		preempt += increase(ss, "vllm:num_preemptions_total")
-		for _, s := range ss {
-			for _, g := range []string{"sglang:cache_hit_rate", "dynamo_component_kvstats_gpu_prefix_cache_hit_rate"} {
-				if v, ok := s.Values[g]; ok {
-					rates = append(rates, v)
-				}
-			}
-			for _, g := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "dynamo_component_kvstats_gpu_cache_usage_percent"} {
-				if v, ok := s.Values[g]; ok {
-					if strings.HasSuffix(g, "_percent") && v > 1 {
-						v /= 100
-					}
-					peak, hasPeak = math.Max(peak, v), true
-				}
-			}
-		}
-	}
-	switch {
-	case counted && queries > 0:
-		figs = append(figs, Figure{"prefix_cache_hit_rate", "ratio", "higher", hits / queries})
-	case len(rates) > 0:
-		figs = append(figs, Figure{"prefix_cache_hit_rate", "ratio", "higher", mean(rates)})
-	}
-	if hasPeak {
-		figs = append(figs, Figure{"kv_cache_usage_peak", "ratio", "", peak})
-	}
-	if counted {
-		figs = append(figs, Figure{"preemptions", "", "lower", preempt})
-	}
-	if sum.Samples == 0 && sum.Note == "" {
-		sum.Note = "no sample"
-	} else if len(figs) == 0 && sum.Samples > 0 {
-		sum.Note = fmt.Sprintf("none of %s in %d samples", strings.Join(Families[:3], ", ")+", ...", sum.Samples)
-	}
-	slices.SortFunc(figs, func(a, b Figure) int { return strings.Compare(a.Name, b.Name) })
-	return figs, sum
-}
-
-// increase is how much a counter rose over the series, counting from
-// the new start after a reset.
-func increase(ss []Sample, name string) float64 {
-	total, prev, have := 0.0, 0.0, false
-	for _, s := range ss {
-		v, ok := s.Values[name]
-		if !ok {
-			continue
-		}
-		switch {
-		case !have:
-		case v >= prev:
-			total += v - prev
-		default: // reset
-			total += v
-		}
-		prev, have = v, true
-	}
-	return total
-}
-
-func mean(vs []float64) float64 {
-	s := 0.0
-	for _, v := range vs {
-		s += v
-	}
-	return s / float64(len(vs))
 }

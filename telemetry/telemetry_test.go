@@ -14,8 +14,8 @@ import (
 )
 
 // vLLM's exposition text as v0.11 writes it (two engines, labels,
-// histograms, the process's own families): the kept families summed over
-// their series, the rest dropped.
+// histograms, the process's own families): each series of the kept
+// families with its rank and model labels, the rest dropped.
 func TestParse(t *testing.T) {
 	b, err := os.ReadFile("testdata/vllm-0.11.metrics")
 	if err != nil {
@@ -25,10 +25,18 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"vllm:prefix_cache_queries_total": 5120, "vllm:prefix_cache_hits_total": 2560,
-		"vllm:kv_cache_usage_perc": 0.0625, "vllm:num_preemptions_total": 1}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("got %v\nwant %v", got, want)
+	var lines []string
+	for _, s := range got {
+		lines = append(lines, fmt.Sprintf("%s{engine=%s} %v", s.Family, s.Labels["engine"], s.Value))
+	}
+	want := []string{"vllm:prefix_cache_hits_total{engine=0} 2048", "vllm:prefix_cache_hits_total{engine=1} 512",
+		"vllm:prefix_cache_queries_total{engine=0} 4096", "vllm:prefix_cache_queries_total{engine=1} 1024",
+		"vllm:kv_cache_usage_perc{engine=0} 0.0625", "vllm:num_preemptions_total{engine=0} 1"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if m := got[0].Labels["model_name"]; m != "meta-llama/Llama-3.1-8B-Instruct" {
+		t.Errorf("model_name %q", m)
 	}
 	if _, err := Parse(strings.NewReader("vllm:kv_cache_usage_perc{engine=\"0\" 1\n")); err == nil {
 		t.Error("a broken exposition text parsed")
@@ -47,9 +55,11 @@ func values(v map[string]float64) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// The figures over a run: vLLM's counters as increases (an engine that
+// Lines an older kvsweep wrote ("values", each family summed over its
+// series) derive as before: vLLM's counters as increases (an engine that
 // restarted counts from its new start), the peak usage, SGLang's gauge
-// as a mean; a dead endpoint counted, never an error.
+// as the mean of its (non-zero) samples; a dead endpoint counted, never
+// an error.
 func TestDerive(t *testing.T) {
 	q, h, u, p := "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total"
 	lines := []string{
@@ -99,7 +109,7 @@ func TestScrape(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Scrape(ctx, func() []string { return []string{srv.URL, dead.URL} }, 10*time.Millisecond, &out)
+		done <- Scrape(ctx, func() []Endpoint { return []Endpoint{{URL: srv.URL, Role: "decode", Name: "d0"}, {URL: dead.URL}} }, 10*time.Millisecond, &out)
 	}()
 	for {
 		mu.Lock()
@@ -123,7 +133,7 @@ func TestScrape(t *testing.T) {
 			t.Errorf("hit rate %v, want 0.25", f.Value)
 		}
 	}
-	if sum.Samples < 2 || sum.Failed < 1 {
+	if sum.Samples < 2 || sum.Failed < 1 || len(sum.Workers) != 1 || sum.Workers[0].Worker != "d0" || sum.Workers[0].Role != "decode" || sum.Workers[0].Node != "127.0.0.1" {
 		t.Errorf("summary %+v", sum)
 	}
 }

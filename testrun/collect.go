@@ -18,7 +18,6 @@ import (
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/rules"
 	"github.com/kvsweep/kvsweep/sweep"
-	"github.com/kvsweep/kvsweep/telemetry"
 )
 
 // noResultStates are the states of a cell without a result that are not
@@ -353,27 +352,6 @@ func readRevisions(files *sweep.CellFiles) *provenance.SourceRevisions {
 // listing holds it (an absent file's error is two allocations, and a
 // collect asks every cell for four markers); ok is false when it is
 // absent or cannot be read.
-// addTelemetry derives the cell's figures from the series its job
-// scraped and adds them to each of its cases (where the case has no
-// metric of that name), for the validity rules and the comparisons.
-func addTelemetry(cr *CellResult, files *sweep.CellFiles) {
-	b, ok := optional(files, sweep.TelemetryFile, telemetry.MaxFile)
-	if !ok {
-		cr.Telemetry = &telemetry.Summary{Note: "no " + sweep.TelemetryFile}
-		return
-	}
-	figs, sum := telemetry.Derive(b)
-	cr.Telemetry = &sum
-	for i := range cr.Cases {
-		cs := &cr.Cases[i]
-		for _, f := range figs {
-			if _, has := cs.Metrics.Get(f.Name); !has {
-				cs.Metrics = append(cs.Metrics, result.Metric{Name: f.Name, Value: f.Value, Unit: f.Unit, Direction: f.Direction})
-			}
-		}
-	}
-}
-
 // readHardware is the cell's hardware fingerprint from what its job
 // recorded (nil when it recorded nothing).
 func readHardware(files *sweep.CellFiles) *hardware.Fingerprint {

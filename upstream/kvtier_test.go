@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kvsweep/kvsweep/telemetry"
 )
 
 // kvTierFacts are the facts that measuring a KV-cache tier per worker and
@@ -98,4 +100,65 @@ func checkKVTierFact(t *testing.T, r *Release, key, value string) {
 		}
 	}
 	t.Errorf("%s: metric %s: no fact's note states its type and its labels [%s]", r.File, value, r.Cite(found[0]))
+}
+
+// catalogPinned are the telemetry catalog's entries for the releases
+// pinned here, each with its project: every family such an entry reads is
+// a metric fact of that release, with the type the entry reads it as
+// (vLLM's facts name a counter without its _total).
+var catalogPinned = map[string]string{
+	"vllm-v1": "vllm", "vllm-external": "vllm", "vllm-kv-usage": "vllm", "vllm-preemptions": "vllm", "vllm-by-source": "vllm",
+	"sglang-counters": "sglang", "sglang-gauge": "sglang", "sglang-usage": "sglang", "sglang-by-source": "sglang",
+	"dynamo-usage": "dynamo",
+}
+
+func TestTelemetryCatalogFacts(t *testing.T) {
+	all, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProject := map[string]*Release{}
+	for _, r := range all {
+		byProject[r.Project] = r
+	}
+	seen := 0
+	for _, e := range telemetry.Catalog {
+		project, ok := catalogPinned[e.ID]
+		if !ok {
+			continue
+		}
+		seen++
+		r := byProject[project]
+		for _, fam := range []string{e.Num, e.Den} {
+			if fam == "" {
+				continue
+			}
+			f, ok := r.Find("metric", fam)
+			if !ok {
+				f, ok = r.Find("metric", strings.TrimSuffix(fam, "_total"))
+			}
+			want := map[bool]string{true: "Counter", false: "Gauge"}[e.How == telemetry.Ratio || e.How == telemetry.Increase || e.How == telemetry.BySource]
+			switch {
+			case !ok:
+				t.Errorf("catalog %s: %s is no metric fact of %s", e.ID, fam, r.File)
+			case !strings.Contains(f.Note, want):
+				t.Errorf("catalog %s: %s is read as a %s, the fact says %q [%s]", e.ID, fam, want, f.Note, r.Cite(f))
+			case e.Unit == "ratio" && want == "Gauge" && !strings.Contains(f.Note, "0.0-1.0") && !strings.Contains(f.Note, "fraction"):
+				t.Errorf("catalog %s: %s is read as a ratio 0 to 1, the fact does not say so [%s]", e.ID, fam, r.Cite(f))
+			}
+		}
+	}
+	if seen != len(catalogPinned) {
+		t.Errorf("%d of the %d pinned entries are in the catalog", seen, len(catalogPinned))
+	}
+	// Dynamo's kvstats names are gone at v1.2.0: the catalog keeps them for
+	// the releases before, never as the pinned one's.
+	if f, ok := byProject["dynamo"].Find("metric", "total_blocks"); !ok || !strings.Contains(f.Note, "NO kvstats_ prefix") {
+		t.Errorf("no Dynamo fact saying the kvstats names are gone")
+	}
+	for _, e := range telemetry.Catalog {
+		if strings.Contains(e.Num, "kvstats") && strings.Contains(e.Versions, "1.2") {
+			t.Errorf("catalog %s: kvstats names claimed for Dynamo %s", e.ID, e.Versions)
+		}
+	}
 }

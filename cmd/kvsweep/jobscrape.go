@@ -17,9 +17,10 @@ var jobScrapeCmd = &command{
 	summary: "Scrape the engines' Prometheus endpoints into a cell's telemetry series until stopped",
 	help: `Reads each URL (and each http(s) URL listed, one a line, in
 --endpoints-file, read again every interval: a harness lists the endpoints
-it starts there) every --interval, keeps the families docs/results.md
-names summed over their series, and appends a JSON line a scrape to
---out; a dead endpoint is a line with its error. Runs until TERM or INT.`,
+it starts there, "URL role=prefill name=prefill-0") every --interval, keeps
+each series of the families docs/results.md catalogs with its rank labels,
+and appends a JSON line a scrape to --out; a dead endpoint is a line with
+its error. Runs until TERM or INT.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		out := fs.String("out", "", "the series file (required)")
 		interval := fs.Duration("interval", 10*time.Second, "time between scrapes")
@@ -36,11 +37,9 @@ names summed over their series, and appends a JSON line a scrape to
 			w := bufio.NewWriter(f)
 			ctx, stop := interruptible()
 			defer stop()
-			urls := func() []string {
-				defer w.Flush()
-				return append(args[:len(args):len(args)], telemetry.ListedEndpoints(*listed)...)
-			}
-			err = telemetry.Scrape(ctx, urls, *interval, w)
+			listedNow := telemetry.Endpoints(args, *listed)
+			eps := func() []telemetry.Endpoint { defer w.Flush(); return listedNow() }
+			err = telemetry.Scrape(ctx, eps, *interval, w)
 			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
