@@ -3,11 +3,13 @@ package gpustat
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -129,4 +131,25 @@ func (l *limited) Write(p []byte) (int, error) {
 		l.b.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// Help is kvsweep job gpu-sample's help.
+const Help = `Runs nvidia-smi --query-gpu (the fields docs/results.md lists) as one
+stream, a row a GPU every --interval, checks each row, and writes it to
+--out (replaced) as a JSON line, unbuffered, so a job killed keeps what
+was sampled. A node without nvidia-smi (looked up in PATH, or
+$KVSWEEP_NVIDIA_SMI), a row that does not parse, or nvidia-smi's exit is
+a note line; nothing here fails. Runs until TERM or INT.`
+
+// SampleFile samples into the file at path (replaced) until ctx ends:
+// kvsweep job gpu-sample. The program is $KVSWEEP_NVIDIA_SMI, or
+// nvidia-smi in PATH.
+func SampleFile(ctx context.Context, path string, interval time.Duration) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	smi := cmp.Or(os.Getenv("KVSWEEP_NVIDIA_SMI"), "nvidia-smi")
+	err = (&Sampler{SMI: smi, Interval: interval, W: f}).Run(ctx)
+	return errors.Join(err, f.Close())
 }
