@@ -153,3 +153,12 @@ func sortedKeys[V any](m map[int]V) []int {
 func joinNotes(ns []string) string {
 	return strings.Join(slices.DeleteFunc(ns, func(s string) bool { return s == "" }), "; ")
 }
+
+// Figures are s's mean, lowest and highest value; ok is false for a nil
+// Stat (a field no sample reported).
+func (s *Stat) Figures() (mean, lo, hi float64, ok bool) {
+	if s == nil {
+		return 0, 0, 0, false
+	}
+	return s.Mean, s.Min, s.Max, true
+}

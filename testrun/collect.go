@@ -93,6 +93,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		if m.Telemetry != nil {
 			addTelemetry(&cr, files)
 		}
+		addGPU(&cr, files, m)
 		files.Close()
 		v.apply(&cr, c.Topology)
 		cr.Class = classify(cr, started)
