@@ -5,19 +5,20 @@
 #   1. nvidia-smi's version, and its answer to the exact query kvsweep job
 #      gpu-sample runs (gpustat.Command), with and without units: the
 #      field names and units checked against the real tool.
-#   2. A decode-like workload timed step by step ("inter-token latency"):
-#      with PyTorch and CUDA, a chain of fp16 matrix-vector products over
-#      1 GiB of weights a step (memory-bound, like a decode step); without,
-#      a CPU-bound Python loop a step. Rounds alternate sampling off and
-#      on (on: KVSWEEP job gpu-sample, given a kvsweep binary, else the
-#      same nvidia-smi stream bare), at 2s (the default) and 100ms (the
-#      most often kvsweep allows); each round's median step, then the
-#      median of the rounds, and the ratio on/off.
+#   2. A decode-like workload timed step by step ("inter-token latency"),
+#      in one process: with PyTorch and CUDA, a chain of fp16 matrix
+#      products over 1 GiB of weights a step (memory-bound, like a decode
+#      step); without, a CPU-bound Python loop a step. Rounds alternate
+#      sampling off and on (on: KVSWEEP job gpu-sample, given a kvsweep
+#      binary, else the same nvidia-smi stream bare), at 2s (the default)
+#      and 100ms (the most often kvsweep allows); each round's median
+#      step, then the median of the rounds, and the ratio on/off.
 #   3. The sampler's own CPU time per second of sampling.
 #
-# Needs nvidia-smi and python3 (torch if present). Writes everything to
-# stdout, and to $OUT/gpu-overhead.txt when OUT is set. Run from the
-# repository root:  bench/gpu-overhead.sh [bin/kvsweep]
+# Needs nvidia-smi and python3 (torch if present); builds nothing. Writes
+# everything to stdout, and to $OUT/gpu-overhead.txt when OUT is set. Run
+# from the repository root:  bench/gpu-overhead.sh [path/to/kvsweep]
+# (ROUNDS, default 8, and STEPS a round, default 400).
 set -euo pipefail
 kvsweep=${1:-}
 if [ -n "$kvsweep" ]; then kvsweep=$(realpath "$kvsweep"); fi
@@ -46,11 +47,19 @@ if [ -n "$kvsweep" ]; then
 	say "## kvsweep job gpu-sample, 1s at 200ms"
 	timeout -s TERM 1 "$kvsweep" job gpu-sample --interval 200ms --out "$work/gpu.jsonl" || true
 	head -n 4 "$work/gpu.jsonl" | tee -a "$report"
+	argv=("$kvsweep" job gpu-sample --interval "{ms}ms" --out "$work/on.jsonl")
+else
+	# shellcheck disable=SC2054 # the commas are the query's
+	argv=(nvidia-smi "--query-gpu=$query" --format=csv,noheader,nounits -lms "{ms}")
 fi
 
-cat >"$work/load.py" <<'EOF'
-import statistics, sys, time
-steps = int(sys.argv[1])
+# load.py ROUNDS STEPS INTERVAL_MS SAMPLER_ARGV...: the workload in one
+# process (CUDA set up once), rounds alternating sampling off and on
+# (SAMPLER_ARGV with {ms} replaced, started before an "on" round and
+# stopped after it); prints each mode's median of the round medians.
+cat >"$work/load.py" <<'PY'
+import statistics, subprocess, sys, time
+rounds, steps, ms, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 try:
     import torch
     assert torch.cuda.is_available()
@@ -69,45 +78,33 @@ except Exception as e:  # no torch or no CUDA: a CPU-bound step
         for i in range(60000):
             s += i * i
     kind = "CPU loop (no torch with CUDA: %s)" % type(e).__name__
-for _ in range(20):
+for _ in range(50):
     step()
-ts = []
-for _ in range(steps):
-    t0 = time.perf_counter()
-    step()
-    ts.append(time.perf_counter() - t0)
-print("%.9f %s" % (statistics.median(ts), kind))
-EOF
-
-# sampler INTERVAL_MS: starts the sampling of "on" rounds in the background.
-sampler() {
-	if [ -n "$kvsweep" ]; then
-		"$kvsweep" job gpu-sample --interval "${1}ms" --out "$work/on.jsonl" &
-	else
-		nvidia-smi --query-gpu=$query --format=csv,noheader,nounits -lms "$1" >"$work/on.csv" &
-	fi
-	pids+=("$!")
-	sleep 1 # the stream has started
-}
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-
-say "## workload: $(python3 "$work/load.py" 5 | cut -d' ' -f2-)"
-say "## rounds of $STEPS steps, alternating off/on ($ROUNDS each), sampler: ${kvsweep:+kvsweep job gpu-sample via }nvidia-smi"
+def round_median():
+    ts = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+med = {"off": [], "on": []}
+for r in range(rounds):
+    med["off"].append(round_median())
+    p = subprocess.Popen([a.replace("{ms}", ms) for a in argv], stdout=subprocess.DEVNULL)
+    time.sleep(1)  # the stream has started
+    med["on"].append(round_median())
+    p.terminate()
+    p.wait()
+off, on = statistics.median(med["off"]), statistics.median(med["on"])
+print("workload: %s; %d rounds of %d steps each way" % (kind, rounds, steps))
+print("interval %5sms: median step off %.4f ms (rounds %.4f to %.4f), on %.4f ms (rounds %.4f to %.4f), on/off %.4f (%+.2f%%)" % (
+    ms, off * 1e3, min(med["off"]) * 1e3, max(med["off"]) * 1e3, on * 1e3, min(med["on"]) * 1e3, max(med["on"]) * 1e3, on / off, (on / off - 1) * 100))
+PY
+say "## the workload's steps, sampling off and on alternating; sampler: ${argv[*]}"
 for iv in 2000 100; do
-	: >"$work/off" && : >"$work/on"
-	for _ in $(seq "$ROUNDS"); do
-		python3 "$work/load.py" "$STEPS" | cut -d' ' -f1 >>"$work/off"
-		sampler "$iv"
-		python3 "$work/load.py" "$STEPS" | cut -d' ' -f1 >>"$work/on"
-		{ kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null; } || true
-	done
-	off=$(median <"$work/off")
-	on=$(median <"$work/on")
-	say "$(awk -v iv="$iv" -v a="$off" -v b="$on" 'BEGIN {printf "interval %5dms: median step off %.4f ms, on %.4f ms, on/off %.4f (%+.2f%%)", iv, a*1e3, b*1e3, b/a, (b/a-1)*100}')"
+	python3 "$work/load.py" "$ROUNDS" "$STEPS" "$iv" "${argv[@]}" | tee -a "$report"
 done
 
-say "## the sampler's own CPU time, 20s of sampling"
 # cputicks PID: the CPU ticks of PID and its children so far.
 cputicks() {
 	local t=0 c
@@ -116,9 +113,12 @@ cputicks() {
 	done
 	echo "$t"
 }
+say "## the sampler's own CPU time, 20s of sampling"
 for iv in 2000 100; do
-	sampler "$iv"
-	p=${pids[-1]}
+	"${argv[@]/\{ms\}/$iv}" >/dev/null &
+	p=$!
+	pids+=("$p")
+	sleep 1 # the stream has started
 	t0=$(cputicks "$p")
 	sleep 20
 	t1=$(cputicks "$p")
