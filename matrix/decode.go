@@ -232,9 +232,9 @@ func (d *decoder) absPath(n ast.Node, w string) string {
 	return v
 }
 
-// telemetry reads telemetry: {endpoints: [URL...], interval: DURATION}.
+// telemetry reads telemetry: {endpoints: [URL...], interval: DURATION, gpu: ...}.
 func (d *decoder) telemetry(n ast.Node, where string) *Telemetry {
-	t := &Telemetry{Interval: DefaultTelemetryInterval}
+	t := &Telemetry{Interval: DefaultTelemetryInterval, GPUInterval: DefaultGPUInterval}
 	d.Fields(n, where,
 		yamlpos.F("endpoints", func(n ast.Node, w string) {
 			for i, v := range d.StrList(n, w) {
@@ -253,6 +253,7 @@ func (d *decoder) telemetry(n ast.Node, where string) *Telemetry {
 			}
 			t.Interval = iv
 		}),
+		yamlpos.F("gpu", func(n ast.Node, w string) { t.GPUInterval = d.gpu(n, w) }),
 	)
 	if t.Endpoints == nil {
 		t.Endpoints = []string{DefaultTelemetryEndpoint}

@@ -112,6 +112,9 @@ var Services = []string{ServiceEtcd, ServiceNATS}
 type Telemetry struct {
 	Endpoints []string
 	Interval  time.Duration
+	// GPUInterval is how often the job samples the GPUs with nvidia-smi
+	// (telemetry.gpu); 0: not at all.
+	GPUInterval time.Duration
 }
 
 // DefaultTelemetryEndpoint is where vLLM's server (and Dynamo's frontend)

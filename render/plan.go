@@ -82,7 +82,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 	m.ResultAdapter = spec.Harness.ResultAdapter
 	m.Native = native(spec.Harness.Native)
 	if t := spec.Telemetry; t != nil {
-		m.Telemetry = &sweep.Telemetry{Endpoints: t.Endpoints, IntervalS: int(t.Interval / time.Second)}
+		m.Telemetry = &sweep.Telemetry{Endpoints: t.Endpoints, IntervalS: int(t.Interval / time.Second), GPUIntervalMS: int(t.GPUInterval / time.Millisecond)}
 	}
 	m.Cache = CachePlan(spec)
 	if c := spec.Harness.Client; c != nil {

@@ -140,6 +140,9 @@ type Manifest struct {
 type Telemetry struct {
 	Endpoints []string `json:"endpoints"`
 	IntervalS int      `json:"interval_s"`
+	// GPUIntervalMS is how often the job samples the GPUs (kvsweep job
+	// gpu-sample into GPUSamplesFile), in milliseconds; 0: not at all.
+	GPUIntervalMS int `json:"gpu_interval_ms,omitempty"`
 }
 
 // ClientResult is a standard benchmark client's output file (File,

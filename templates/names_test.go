@@ -26,7 +26,7 @@ func TestCellFileNames(t *testing.T) {
 	}
 	for _, name := range []string{sweep.ExitFile, sweep.ResultFile, sweep.RevisionsFile, sweep.StartedFile,
 		sweep.MismatchFile, sweep.NoRevisionsFile, sweep.AdapterLog, sweep.AdapterFailedFile,
-		sweep.TelemetryFile, sweep.HardwareEnvFile, sweep.SMIFile, sweep.NCCLVersionFile} {
+		sweep.TelemetryFile, sweep.GPUSamplesFile, sweep.HardwareEnvFile, sweep.SMIFile, sweep.NCCLVersionFile} {
 		if !strings.Contains(text.String(), name) {
 			t.Errorf("no job script template names %s", name)
 		}

@@ -144,6 +144,19 @@ var cellMembers = jsonscan.Members[cellIO]{
 		t, err := json.Marshal(c.Telemetry)
 		return append(jsonscan.Key(b, "telemetry"), t...), err == nil
 	}),
+	jsonscan.M("gpu", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		if s.Peek() != '{' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &c.GPU) == nil
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if c.GPU == nil {
+			return b, true
+		}
+		g, err := json.Marshal(c.GPU)
+		return append(jsonscan.Key(b, "gpu"), g...), err == nil
+	}),
 	jsonscan.M("attempts", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Attempts, ok = s.Integer(); return },
 		func(b []byte, c *cellIO) ([]byte, bool) {
 			if c.Attempts == 0 {

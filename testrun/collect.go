@@ -92,6 +92,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		if m.Telemetry != nil {
 			addTelemetry(&cr, files)
 		}
+		addGPU(&cr, files, m)
 		v.apply(&cr, c.Topology)
 		judgeCache(&cr, files, m.Cache)
 		files.Close()

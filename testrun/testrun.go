@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsweep/kvsweep/gpustat"
 	"github.com/kvsweep/kvsweep/hardware"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/telemetry"
@@ -72,6 +73,9 @@ type CellResult struct {
 	Hardware *hardware.Fingerprint `json:"hardware,omitempty"`
 	// Telemetry is how the scraping of the engines went (spec telemetry).
 	Telemetry *telemetry.Summary `json:"telemetry,omitempty"`
+	// GPU is what the GPUs of the cell's head node did while it ran
+	// (spec telemetry.gpu).
+	GPU *gpustat.Summary `json:"gpu,omitempty"`
 	// Attempts is how many times the cell was submitted; Earlier how the
 	// attempts before the last ended.
 	Attempts int       `json:"attempts,omitempty"`

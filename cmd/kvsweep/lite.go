@@ -25,7 +25,7 @@ func init() {
 			fs.SetInterspersed(false)
 			return func(*env, []string) error { return lane.ErrLite }
 		}})
-	// The job helpers without etcd: telemetry's scraper.
-	register(&command{name: "job", args: "scrape [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
-		subs: []*command{jobScrapeCmd}})
+	// The job helpers without etcd: telemetry's scraper and GPU sampler.
+	register(&command{name: "job", args: "scrape|gpu-sample [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
+		subs: []*command{jobScrapeCmd, jobGPUCmd}})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/internal/cpuprof"
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/matrix"
 )
@@ -63,7 +64,7 @@ func lookup(name string) *command {
 func usagef(format string, args ...any) error { return fail.Usagef(format, args...) }
 
 func main() {
-	stop := profile(os.Stderr)
+	stop := cpuprof.Start(os.Stderr)
 	rc := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(rc)

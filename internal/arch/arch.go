@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":                 {"analysis", "coord", "examples", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/fail", "lane", "lane/images", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":                 {"analysis", "coord", "examples", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "lane", "lane/images", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"lane/images":                 {"imagebuild", "lane"},
 	"lane":                        {"analysis", "bisect", "harness", "history", "internal/fail", "matrix", "render", "reports", "result", "rules", "scheduler", "sweep", "testrun"},
 	"matrix":                      {"internal/names", "internal/yamlpos", "rules"},
@@ -33,7 +33,7 @@ var Allowed = map[string][]string{
 	"sweep":                       {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":                      {"internal/jsonscan", "provenance"},
 	"harness":                     {"internal/jsonscan", "result", "sweep"},
-	"testrun":                     {"hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/shq", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
+	"testrun":                     {"gpustat", "hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/shq", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
 	"history":                     {"internal/fail", "sweep", "testrun"},
 	"history/bolt":                {"history", "sweep", "testrun"},
 	"history/pg":                  {"history", "testrun"},
@@ -45,6 +45,7 @@ var Allowed = map[string][]string{
 	"staging":                     {},
 	"hardware":                    {},
 	"telemetry":                   {"internal/jsonscan", "sweep"},
+	"gpustat":                     {},
 	"provenance":                  {},
 	"rules":                       {},
 	"templates":                   {},
@@ -55,6 +56,7 @@ var Allowed = map[string][]string{
 	"internal/testing/etcdtest":   {},
 	"internal/testing/pgtest":     {},
 	"internal/testing/storetest":  {"history", "internal/testing/runtest", "internal/testing/sweeptest", "provenance", "result", "testrun"},
+	"internal/cpuprof":            {},
 	"internal/fail":               {},
 	"internal/testing/fill":       {},
 	"internal/testing/golden":     {},

@@ -1,4 +1,7 @@
-package main
+// Package cpuprof is the CPU profile of one kvsweep command, taken when
+// KVSWEEP_CPUPROFILE names a file (go tool pprof reads it: where a real
+// command's time goes, docs/performance.md).
+package cpuprof
 
 import (
 	"fmt"
@@ -7,10 +10,10 @@ import (
 	"runtime/pprof"
 )
 
-// profile starts a CPU profile of the command when KVSWEEP_CPUPROFILE
+// Start starts a CPU profile of the command when KVSWEEP_CPUPROFILE
 // names a file (go tool pprof reads it: where a real command's time goes,
 // docs/performance.md); the returned func stops and writes it.
-func profile(stderr io.Writer) (stop func()) {
+func Start(stderr io.Writer) (stop func()) {
 	path := os.Getenv("KVSWEEP_CPUPROFILE")
 	if path == "" {
 		return func() {}
