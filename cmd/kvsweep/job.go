@@ -190,7 +190,7 @@ func init() { register(jobCmd) }
 
 var jobCmd = &command{
 	name:    "job",
-	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head|scrape [flags]",
+	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head|scrape|case [flags]",
 	summary: "Helpers a running job uses: coordination through etcd, telemetry",
-	subs:    append(jobCommands, jobScrapeCmd),
+	subs:    append(jobCommands, jobScrapeCmd, jobCaseCmd),
 }
