@@ -51,6 +51,10 @@ func resetOne(ctx context.Context, o Options, e Endpoint) Step {
 	return s
 }
 
+// externalQueries is vLLM's counter of the tokens it asked a KV
+// connector for: above 0, the engine has a connector.
+const externalQueries = "vllm:external_prefix_cache_queries_total"
+
 // resetURL is where k's cache is reset: the reset= attribute, else the
 // engine's route on the metrics URL's server; vLLM's also resets the
 // connector's cache when the engine counts the connector's hits.
@@ -64,7 +68,7 @@ func resetURL(e Endpoint, k string, m metrics) (string, error) {
 		u.Path, u.RawQuery = map[string]string{VLLM: "/reset_prefix_cache", SGLang: "/flush_cache"}[k], ""
 		target = u.String()
 	}
-	if k == VLLM && m.sum["vllm:external_prefix_cache_queries_total"] > 0 && !strings.Contains(target, "reset_external") {
+	if k == VLLM && m.sum[externalQueries] > 0 && !strings.Contains(target, "reset_external") {
 		sep := "?"
 		if strings.Contains(target, "?") {
 			sep = "&"
