@@ -45,7 +45,7 @@ not be written.`
 
 // Step is one thing done to the caches before a case.
 type Step struct {
-	What   string `json:"what"` // reset, tier-reset, prime, endpoints
+	What   string `json:"what"` // reset, tier_reset, prime, endpoints
 	Target string `json:"target"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail,omitempty"`
@@ -56,7 +56,7 @@ type Line struct {
 	Case  string `json:"case"`
 	Event string `json:"event"`
 	T     int64  `json:"t"`
-	Cache string `json:"cache,omitempty"`
+	Cache string `json:"cache"` // on every start line: the job wrote it
 	Steps []Step `json:"steps,omitempty"`
 	Error string `json:"error,omitempty"`
 }
@@ -164,11 +164,11 @@ func appendLine(path string, b []byte) error {
 // Start sets caseID's declared cache state and returns its start line.
 func Start(ctx context.Context, o Options, caseID string) Line {
 	o.defaults()
-	l := Line{Case: caseID, Event: "start"}
+	l := Line{Case: caseID, Event: "start", Cache: sweep.CacheWarm}
 	m, err := sweep.ReadManifest(o.SweepDir)
 	switch {
 	case err != nil:
-		l.Error = fmt.Sprintf("the cache state of %s is unknown: %v", caseID, err)
+		l.Cache, l.Error = "", fmt.Sprintf("the cache state of %s is unknown: %v", caseID, err)
 	case m.Cache != nil:
 		l.Cache, l.Steps, l.Error = apply(ctx, o, m, caseID)
 	}
@@ -194,7 +194,7 @@ func apply(ctx context.Context, o Options, m *sweep.Manifest, caseID string) (st
 		}
 		steps = ResetEngines(ctx, o, eps)
 		if len(m.Cache.TierReset) > 0 {
-			steps = append(steps, runStep(ctx, o, "tier-reset", m.Cache.TierReset))
+			steps = append(steps, runStep(ctx, o, "tier_reset", m.Cache.TierReset))
 		}
 	case sweep.CachePrimed:
 		steps = append(steps, runStep(ctx, o, "prime", cc.Prime))

@@ -271,7 +271,7 @@ func TestCommands(t *testing.T) {
 	plan.Cases["TC-03"] = sweep.CaseCache{State: sweep.CachePrimed, Prime: []string{"sh", "-c", "echo priming >&2; exit 3"}}
 	o := cell(t, plan, e.URL+"/metrics")
 	l := startLine(t, o, "TC-02")
-	if len(l.Steps) != 2 || !l.Steps[1].OK || l.Steps[1].What != "tier-reset" || l.Steps[1].Detail != "flushed --all in c1" {
+	if len(l.Steps) != 2 || !l.Steps[1].OK || l.Steps[1].What != "tier_reset" || l.Steps[1].Detail != "exit 0: flushed --all in c1" {
 		t.Fatalf("%+v", l.Steps)
 	}
 	l = startLine(t, o, "TC-03")

@@ -118,7 +118,7 @@ func runStep(ctx context.Context, o Options, what string, argv []string) Step {
 		s.Target, s.Detail = "-", "no command given"
 		return s
 	}
-	s.Target = argv[0]
+	s.Target = trunc(strings.Join(argv, " "), 200)
 	ctx, cancel := context.WithTimeout(ctx, o.CommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -134,7 +134,7 @@ func runStep(ctx context.Context, o Options, what string, argv []string) Step {
 	case err != nil:
 		s.Detail = err.Error()
 	default:
-		s.OK = true
+		s.OK, s.Detail = true, "exit 0"
 	}
 	if msg != "" {
 		s.Detail = strings.TrimPrefix(s.Detail+": "+msg, ": ")
