@@ -47,7 +47,7 @@ func resetOne(ctx context.Context, o Options, e Endpoint) Step {
 	}
 	code, body, err := o.post(ctx, target)
 	s.OK, s.Detail = judge(k, code, body, err)
-	s.Detail = note + "; " + s.Detail
+	s.Detail += " (" + note + ")"
 	return s
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -71,6 +72,11 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC
 				t.Fatal(err)
 			}
 			warm, cold := caseOf(run.Cells[0], "TC-01"), caseOf(run.Cells[0], "TC-02")
+			hit := func(c result.Case) string {
+				m, ok := c.Metrics.Get("prefix_cache_hit_rate")
+				return fmt.Sprintf("%v (measured %v)", m.Value, ok)
+			}
+			t.Logf("warm: %s, prefix_cache_hit_rate %s; cold: %s %q, prefix_cache_hit_rate %s", warm.Verdict, hit(warm), cold.Verdict, cold.Message, hit(cold))
 			if warm.Verdict != "PASS" {
 				t.Errorf("the warm case: %s %q", warm.Verdict, warm.Message)
 			}
