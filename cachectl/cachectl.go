@@ -51,7 +51,8 @@ type Step struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Line is one line of case-windows.jsonl.
+// Line is a start line of case-windows.jsonl (an end line is case,
+// event and t alone).
 type Line struct {
 	Case  string `json:"case"`
 	Event string `json:"event"`
@@ -123,12 +124,16 @@ func Mark(ctx context.Context, o Options, event, caseID string, out io.Writer) e
 		return fail.Usagef("%q is not a case id", caseID)
 	}
 	o.defaults()
-	var l Line
+	var l any
 	switch event {
 	case "start":
 		l = Start(ctx, o, caseID)
 	case "end":
-		l = Line{Case: caseID, Event: "end", T: o.Now().UnixMilli()}
+		l = struct {
+			Case  string `json:"case"`
+			Event string `json:"event"`
+			T     int64  `json:"t"`
+		}{caseID, "end", o.Now().UnixMilli()}
 	default:
 		return fail.Usagef("%q: expected start or end", event)
 	}
