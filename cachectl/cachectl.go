@@ -100,7 +100,10 @@ func (o *Options) defaults() {
 		o.RequestTimeout = 30 * time.Second
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: o.RequestTimeout}
+		// A redirect is an answer to judge, never followed (a POST would
+		// turn into a GET of another server).
+		o.Client = &http.Client{Timeout: o.RequestTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if o.IdleWait <= 0 {
 		o.IdleWait = 2 * time.Minute

@@ -180,6 +180,9 @@ func TestResetFailures(t *testing.T) {
 		}, 0, "Timeout"},
 		{"dynamo", Dynamo, ok200, 0, "Dynamo v1.2.0 has no HTTP route"},
 		{"unknown", "", ok200, 0, "no vllm:, sglang: or dynamo_ families"},
+		{"redirect", VLLM, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://127.0.0.1:9/", http.StatusTemporaryRedirect)
+		}, 0, "307 Temporary Redirect"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,11 +221,17 @@ func TestListedAttributes(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
+	// A Dynamo worker's system port passes vLLM's families through; its
+	// line's reset= names the engine's own server, which is reset.
+	dyn := newEngine(t, Dynamo, ok200)
 	o := cell(t, coldPlan())
-	writeEndpoints(t, o, srv.URL+"/metrics engine=vllm reset="+srv.URL+"/admin/reset\n"+srv.URL+"/m2\n")
+	writeEndpoints(t, o, srv.URL+"/metrics engine=vllm reset="+srv.URL+"/admin/reset\n"+srv.URL+"/m2\n"+dyn.URL+"/metrics reset="+dyn.URL+"/reset_prefix_cache\n")
 	l := startLine(t, o, "TC-02")
-	if len(l.Steps) != 2 || !l.Steps[0].OK || l.Steps[0].Target != srv.URL+"/admin/reset?reset_external=true" || l.Steps[1].Target != srv.URL+"/reset_prefix_cache?reset_external=true" {
+	if len(l.Steps) != 3 || !l.Steps[0].OK || l.Steps[0].Target != srv.URL+"/admin/reset?reset_external=true" || l.Steps[1].Target != srv.URL+"/reset_prefix_cache?reset_external=true" {
 		t.Fatalf("%+v\n%v", l.Steps, got)
+	}
+	if !strings.Contains(l.Steps[0].Detail, "cache.tier_reset") || !l.Steps[2].OK || dyn.resets.Load() != 1 {
+		t.Errorf("%+v", l.Steps)
 	}
 }
 

@@ -48,6 +48,9 @@ func resetOne(ctx context.Context, o Options, e Endpoint) Step {
 	code, body, err := o.post(ctx, target)
 	s.OK, s.Detail = judge(k, code, body, err)
 	s.Detail += " (" + note + ")"
+	if s.OK && strings.Contains(target, "reset_external=true") {
+		s.Detail += "; reset_external=true asked the KV connector to reset too, which most connectors (OffloadingConnector, LMCache, Nixl at vLLM v0.20.1) do not implement: the tier's own flush is cache.tier_reset"
+	}
 	return s
 }
 
