@@ -163,9 +163,10 @@ func onVolume(spec *matrix.Spec, dir string) error {
 }
 
 // needsBinary reports whether a job of m runs kvsweep on its nodes: a
-// two-node job, or telemetry (kvsweep job scrape).
+// two-node job, telemetry (kvsweep job scrape), or cases with a cache
+// state (the harness runs kvsweep job case).
 func needsBinary(m *sweep.Manifest) bool {
-	if m.Telemetry != nil {
+	if m.Telemetry != nil || (m.Cache != nil && len(m.Cache.Cases) > 0) {
 		return true
 	}
 	for _, j := range m.Jobs {

@@ -8,24 +8,20 @@ import (
 	"github.com/kvsweep/kvsweep/lane"
 )
 
-// A kvsweep built with -tags lite compiles in a third of the time (the
-// README's demo uses it): it plans, renders, submits, follows, collects and
-// reports, but has no image builder, no registry client and no etcd. The
-// commands and options that need them say so (lane.ErrLite): the tools of
-// lane.go are left as they are.
+// A kvsweep built with -tags lite compiles in a third of the time (the README's
+// demo uses it): it plans, renders, submits, follows, collects and reports, but has
+// no image builder, no registry client and no etcd. The commands and options that
+// need them say so (lane.ErrLite): the tools of lane.go are left as they are.
 
 func init() {
-	register(&command{name: "bisect", args: "...", summary: "(not in a -tags lite build)",
-		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			fs.SetInterspersed(false)
-			return func(*env, []string) error { return lane.ErrLite }
-		}})
-	register(&command{name: "image", args: "...", summary: "(not in a -tags lite build)",
-		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
-			fs.SetInterspersed(false)
-			return func(*env, []string) error { return lane.ErrLite }
-		}})
-	// The job helpers without etcd: telemetry's scraper and GPU sampler.
-	register(&command{name: "job", args: "scrape|gpu-sample [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
-		subs: []*command{jobScrapeCmd, jobGPUCmd}})
+	for _, name := range []string{"bisect", "image"} {
+		register(&command{name: name, args: "...", summary: "(not in a -tags lite build)",
+			setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+				fs.SetInterspersed(false)
+				return func(*env, []string) error { return lane.ErrLite }
+			}})
+	}
+	// The job helpers without etcd: telemetry's scraper and GPU sampler, the case marker.
+	register(&command{name: "job", args: "scrape|gpu-sample|case [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
+		subs: []*command{jobScrapeCmd, jobGPUCmd, jobCaseCmd}})
 }

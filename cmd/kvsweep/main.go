@@ -112,18 +112,18 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if len(args) > 2 && c.subs != nil {
-		for _, sub := range c.subs {
-			if sub.name == args[2] {
-				named := *sub
-				named.name = c.name + " " + sub.name
-				fs := newFlagSet(&named)
-				sub.setup(fs)
-				commandUsage(stdout, &named, fs)
-				return exitOK
+		sub := c
+		for _, s := range c.subs {
+			if s.name == args[2] {
+				named := *s
+				named.name, sub = c.name+" "+s.name, &named
 			}
 		}
-		fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1]+" "+args[2])
-		return exitUsage
+		if sub == c {
+			fmt.Fprintf(stderr, "kvsweep: unknown command %q\n", args[1]+" "+args[2])
+			return exitUsage
+		}
+		c = sub
 	}
 	fs := newFlagSet(c)
 	c.setup(fs)
@@ -151,8 +151,7 @@ func exitCode(name string, err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 		return exitCheck
 	case errors.Is(err, fs.ErrNotExist):
-		// A spec, sweep directory, run or file that is not there is the
-		// caller's to fix, like any other usage error.
+		// A missing spec, sweep directory, run or file is a usage error.
 		fmt.Fprintf(stderr, "kvsweep %s: %v\n", name, err)
 		return exitUsage
 	}
@@ -232,24 +231,20 @@ func group(name string, subs []*command) func(fs *pflag.FlagSet) func(*env, []st
 		fs.SetInterspersed(false)
 		return func(e *env, args []string) error {
 			var names []string
+			var sub *command
 			for _, c := range subs {
 				names = append(names, c.name)
+				if len(args) > 0 && c.name == args[0] {
+					sub = c
+				}
 			}
 			if len(args) == 0 {
 				return usagef("expected a subcommand: %s", strings.Join(names, ", "))
 			}
-			var sub *command
-			for _, c := range subs {
-				if c.name == args[0] {
-					sub = c
-				}
-			}
 			if sub == nil {
 				return usagef("unknown subcommand %q (expected %s)", args[0], strings.Join(names, ", "))
 			}
-			sfs := pflag.NewFlagSet("kvsweep "+name+" "+sub.name, pflag.ContinueOnError)
-			sfs.SetOutput(io.Discard)
-			sfs.SortFlags = false
+			sfs := newFlagSet(&command{name: name + " " + sub.name})
 			runSub := sub.setup(sfs)
 			if err := sfs.Parse(args[1:]); err != nil {
 				if errors.Is(err, pflag.ErrHelp) {

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""A stand-in for a vLLM server with a prefix cache, as vLLM v1 exposes it
+(the families, types and labels of v0.20.1's PrometheusStatLogger):
+
+    vllm_cache_standin.py [--port PORT] [--fail-reset] [--block N] CELL_DIR
+
+POST /v1/completions {"prompt": "w1 w2 ..."} counts the prompt's words as
+tokens in blocks of N (default 16); a block whose prefix was seen before
+is a hit. The cache persists across requests until
+POST /reset_prefix_cache, which, like vLLM, answers 200 with an empty body
+(500 with --fail-reset) and exists only when VLLM_SERVER_DEV_MODE=1 (404
+otherwise); like vLLM it does nothing while a request runs. Hits and
+queries are counted in vllm:prefix_cache_hits_total and
+vllm:prefix_cache_queries_total; a computed token costs time and a cached
+one does not, so a warm cache answers faster (vllm-project/vllm #52884).
+It listens on PORT (default: a free loopback port), writes the port to
+CELL_DIR/port, and answers /health.
+"""
+import hashlib
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+
+args = sys.argv[1:]
+port, fail_reset, block = 0, False, 16
+while args and args[0].startswith("--"):
+    if args[0] == "--port":
+        port, args = int(args[1]), args[2:]
+    elif args[0] == "--fail-reset":
+        fail_reset, args = True, args[1:]
+    elif args[0] == "--block":
+        block, args = int(args[1]), args[2:]
+    else:
+        sys.exit(f"unknown flag {args[0]}")
+cell = args[0]
+dev_mode = os.environ.get("VLLM_SERVER_DEV_MODE", "0") not in ("", "0", "false", "False")
+lock = threading.Lock()
+cache = set()
+state = {"queries": 0.0, "hits": 0.0, "prompt": 0.0, "gen": 0.0, "running": 0, "waiting": 0, "resets": 0}
+LABELS = 'model_name="stand-in",engine="0"'
+CAPACITY = 4096  # blocks
+
+
+def complete(prompt):
+    words = prompt.split()
+    hashes, h = [], b""
+    for i in range(0, len(words) - len(words) % block, block):
+        h = hashlib.sha256(h + " ".join(words[i:i + block]).encode()).digest()
+        hashes.append(h)
+    with lock:
+        hit = 0
+        for h in hashes:
+            if h not in cache:
+                break
+            hit += 1
+        cached = hit * block
+        state["queries"] += len(words)
+        state["hits"] += cached
+        state["prompt"] += len(words)
+        state["gen"] += 1
+        cache.update(hashes)
+    time.sleep(0.0005 * (len(words) - cached))
+    return cached, len(words)
+
+
+def metrics():
+    with lock:
+        s = dict(state)
+        usage = min(1.0, len(cache) / CAPACITY)
+    fams = [
+        ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", s["running"]),
+        ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", s["waiting"]),
+        ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage),
+        ("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", s["queries"]),
+        ("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", s["hits"]),
+        ("vllm:external_prefix_cache_queries_total", "counter", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", 0.0),
+        ("vllm:external_prefix_cache_hits_total", "counter", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", 0.0),
+        ("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", 0.0),
+        ("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", s["prompt"]),
+        ("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", s["gen"]),
+    ]
+    out = []
+    for name, typ, help_, v in fams:
+        base = name[:-len("_total")] if typ == "counter" else name
+        out.append(f"# HELP {base} {help_}\n# TYPE {base} {typ}\n{name}{{{LABELS}}} {float(v)}\n")
+    return "".join(out).encode()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def reply(self, code, body=b"", ctype="application/json"):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path == "/health":
+            self.reply(200)
+        elif self.path == "/metrics":
+            self.reply(200, metrics(), "text/plain; version=0.0.4; charset=utf-8")
+        else:
+            self.reply(404, b'{"detail":"Not Found"}')
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        path = self.path.split("?")[0]
+        if path == "/reset_prefix_cache" and dev_mode:
+            if fail_reset:
+                self.reply(500, b"Internal Server Error", "text/plain")
+                return
+            with lock:
+                if state["running"] == 0:  # vLLM refuses while blocks are in use, and still answers 200
+                    cache.clear()
+                    state["resets"] += 1
+            self.reply(200)
+        elif path == "/v1/completions":
+            req = json.loads(body or b"{}")
+            with lock:
+                state["running"] += 1
+            try:
+                cached, n = complete(str(req.get("prompt", "")))
+            finally:
+                with lock:
+                    state["running"] -= 1
+            out = {"object": "text_completion", "choices": [{"index": 0, "text": "x", "finish_reason": "length"}],
+                   "usage": {"prompt_tokens": n, "completion_tokens": 1, "total_tokens": n + 1,
+                             "prompt_tokens_details": {"cached_tokens": cached}}}
+            self.reply(200, json.dumps(out).encode())
+        else:
+            self.reply(404, b'{"detail":"Not Found"}')
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+with open(os.path.join(cell, "port.tmp"), "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(os.path.join(cell, "port.tmp"), os.path.join(cell, "port"))
+server.serve_forever()
