@@ -75,6 +75,10 @@ type Comparison struct {
 	// MissingCases lists "CELL CASE" the baseline has and the candidate
 	// lacks in a cell both have.
 	MissingCases []string `json:"missing_cases,omitempty"`
+	// OneSided are the metrics of a case both sides ran that only one side
+	// measured (a KV connector's hit rate, which only the arm with a
+	// connector reports): shown beside the comparison, never compared.
+	OneSided []OneSidedMetric `json:"one_sided,omitempty"`
 	// VerdictsOnly lists cells whose metrics were not compared: their
 	// topology gives functional verdicts only.
 	VerdictsOnly []string `json:"verdicts_only,omitempty"`
@@ -297,12 +301,23 @@ func Compare(baseLabel string, base []*testrun.Run, candLabel string, cand []*te
 			if bv != cv && bv != "" {
 				cmp.Verdicts = append(cmp.Verdicts, VerdictChange{Cell: key, Case: cs, Baseline: bv, Candidate: cv, Worse: bv == result.Pass})
 			}
+			if b.verdictsOnly[key] || c.verdictsOnly[key] {
+				continue
+			}
 			for _, name := range slices.Sorted(maps.Keys(c.metrics[key][cs])) {
 				bs := b.metrics[key][cs][name]
-				if len(bs) == 0 || b.verdictsOnly[key] || c.verdictsOnly[key] {
+				if len(bs) == 0 {
+					if _, ran := b.verdicts[key][cs]; ran {
+						cmp.OneSided = append(cmp.OneSided, oneSided(key, cs, name, "candidate", c.metrics[key][cs][name], c.meta[cs+"/"+name]))
+					}
 					continue
 				}
 				cmp.Metrics = append(cmp.Metrics, delta(key, cs, name, bs, c.metrics[key][cs][name], c.meta[cs+"/"+name], opts))
+			}
+			for _, name := range slices.Sorted(maps.Keys(b.metrics[key][cs])) {
+				if _, both := c.metrics[key][cs][name]; !both {
+					cmp.OneSided = append(cmp.OneSided, oneSided(key, cs, name, "baseline", b.metrics[key][cs][name], b.meta[cs+"/"+name]))
+				}
 			}
 		}
 	}
@@ -316,6 +331,22 @@ func Compare(baseLabel string, base []*testrun.Run, candLabel string, cand []*te
 		return false
 	})
 	return cmp
+}
+
+// OneSidedMetric is a metric only one side measured in a case both ran.
+type OneSidedMetric struct {
+	Cell   string    `json:"cell"`
+	Case   string    `json:"case"`
+	Metric string    `json:"metric"`
+	Unit   string    `json:"unit,omitempty"`
+	Side   string    `json:"side"` // baseline or candidate
+	Values []float64 `json:"values"`
+	Median float64   `json:"median"`
+}
+
+func oneSided(cell, cs, name, side string, vs []float64, meta result.Metric) OneSidedMetric {
+	return OneSidedMetric{Cell: cell, Case: cs, Metric: name, Unit: meta.Unit, Side: side,
+		Values: append([]float64(nil), vs...), Median: Median(vs)}
 }
 
 func delta(cell, cs, name string, base, cand []float64, meta result.Metric, opts CompareOptions) MetricDelta {

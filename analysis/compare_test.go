@@ -57,3 +57,34 @@ func firstRepeat(r *testrun.Run) *testrun.Run {
 	}
 	return &cp
 }
+
+// A metric only one side measured in a case both ran (the connector's hit
+// rate of the arm with a connector) is listed beside the comparison with
+// its side, never compared.
+func TestCompareOneSided(t *testing.T) {
+	base := firstRepeat(collected(t, "base"))
+	cand := firstRepeat(collected(t, "cand"))
+	cell := &cand.Cells[0]
+	cs := &cell.Cases[0]
+	cs.Metrics = append(cs.Metrics, result.Metric{Name: "kv_connector_hit_rate", Value: 0.75, Unit: "ratio"})
+	cmp := Compare("b", []*testrun.Run{base}, "c", []*testrun.Run{cand}, CompareOptions{Threshold: 0.05})
+	var got []OneSidedMetric
+	for _, m := range cmp.OneSided {
+		if m.Metric == "kv_connector_hit_rate" {
+			got = append(got, m)
+		}
+	}
+	if len(got) != 1 || got[0].Side != "candidate" || got[0].Median != 0.75 || got[0].Case != cs.ID || got[0].Unit != "ratio" {
+		t.Errorf("one-sided metrics: %+v", cmp.OneSided)
+	}
+	for _, m := range cmp.Metrics {
+		if m.Metric == "kv_connector_hit_rate" {
+			t.Errorf("a one-sided metric compared: %+v", m)
+		}
+	}
+	// The other way round: the baseline's.
+	back := Compare("c", []*testrun.Run{cand}, "b", []*testrun.Run{base}, CompareOptions{Threshold: 0.05})
+	if len(back.OneSided) == 0 || back.OneSided[len(back.OneSided)-1].Side != "baseline" {
+		t.Errorf("the baseline's one-sided metric: %+v", back.OneSided)
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -16,13 +18,18 @@ import (
 
 // The bare-vLLM probe lane (examples/lanes/vllm-bare-probe.yaml), end to
 // end on the test cluster with a stand-in for the vllm CLI that serves
-// vLLM's /metrics and writes a real bench serve file, and that refuses the
-// flags, datasets and KV connectors the pinned vLLM refuses (from its
-// facts, STANDIN_FACTS: standin_flags_test.go): everything but the engine
-// is the lane's own (its probe script, harness.result, telemetry, the
-// comparison). Only what the test cluster cannot have changes: the runtime
-// (none: no GPU images here), the partition, the resources, and VLLM
-// naming the stand-in.
+// vLLM 0.20.1's /metrics from a prefix cache of its own (the KVCR arm's
+// with a connector's tier behind it), whose bench serve sends the
+// dataset's prompts, and that refuses the flags, datasets and KV
+// connectors the pinned vLLM refuses (from its facts, STANDIN_FACTS:
+// standin_flags_test.go): everything but the engine is the lane's own
+// (its probe script, its cold and warm cases, harness.result, telemetry,
+// the comparison). Only what the test cluster cannot have changes: the
+// runtime (none: no GPU images here), the partition, the resources, the
+// prompts' count, and VLLM naming the stand-in. The GPU holds fewer blocks
+// than a pass's prompts, so the warm pass finds nothing left on the GPU:
+// the bare arm reuses nothing (its warm case is INVALID below the floor)
+// and the KVCR arm loads every prompt from its tier.
 func TestBareVLLMProbeLane(t *testing.T) {
 	c := clusters(t)[0]
 	src, err := os.ReadFile("../examples/lanes/vllm-bare-probe.yaml")
@@ -68,14 +75,15 @@ func TestBareVLLMProbeLane(t *testing.T) {
 	spec := string(src)
 	for old, new := range map[string]string{
 		"  runtime: pyxis\n": "  runtime: none\n",
-		"  image: ghcr.io/kvsweep/kvsweep/kvcr-quick-start:main\n": "",
-		"  mounts: [/lustre/models:/models:ro]\n":                  "",
-		"cluster:\n  partition: gpu\n  account: kvcr\n":            "",
-		"    image: " + base + "\n":                                "    env: {set: {STANDIN_HIT: \"0.1\"}}\n",
-		"cpus_per_task: 16, mem: 128G":                             "cpus_per_task: 1, mem: 300M",
-		"  pass: [HF_TOKEN, HF_HOME]\n":                            "  set: {VLLM: " + standin + ", STANDIN_BENCH: " + bench + ", STANDIN_FACTS: " + facts + "}\n",
-		"telemetry: {interval: 5s}":                                "telemetry: {interval: 1s}",
-		`TC-01: {require: ["failed == 0", "completed >= 100"]}`:    `TC-01: {require: ["failed == 0", "completed >= 5"]}`,
+		"  image: ghcr.io/kvsweep/kvsweep/kvcr-quick-start:main\n":                           "",
+		"  mounts: [/lustre/models:/models:ro]\n":                                            "",
+		"cluster:\n  partition: gpu\n  account: kvcr\n":                                      "",
+		"    image: " + base + "\n":                                                          "    env: {set: {STANDIN_ARM: bare}}\n",
+		"cpus_per_task: 16, mem: 128G":                                                       "cpus_per_task: 1, mem: 300M",
+		"  pass: [HF_TOKEN, HF_HOME]\n":                                                      "  set: {VLLM: " + standin + ", STANDIN_BENCH: " + bench + ", STANDIN_FACTS: " + facts + ", STANDIN_GPU_BLOCKS: \"200\", PROBE_PROMPTS: \"6\"}\n",
+		"telemetry: {endpoints: [], interval: 5s}":                                           "telemetry: {endpoints: [], interval: 1s}",
+		`TC-01: {cache: cold, require: ["failed == 0", "completed >= 100"]}`:                 `TC-01: {cache: cold, require: ["failed == 0", "completed >= 5"]}`,
+		`TC-02: {cache: warm, min_reuse: 0.5, require: ["failed == 0", "completed >= 100"]}`: `TC-02: {cache: warm, min_reuse: 0.5, require: ["failed == 0", "completed >= 5"]}`,
 	} {
 		if !strings.Contains(spec, old) {
 			t.Fatalf("the lane no longer has %q", old)
@@ -101,23 +109,58 @@ func TestBareVLLMProbeLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cell := range run.Cells {
-		tc := caseOf(cell, "TC-01")
-		if tc.Verdict != "PASS" || cell.Outcome != testrun.OK {
-			t.Errorf("%s: %s %s %q", cell.Name, cell.Outcome, tc.Verdict, tc.Message)
+		kvcr := cell.Params["engine"] == "vllm"
+		cold, warm := caseOf(cell, "TC-01"), caseOf(cell, "TC-02")
+		// Cold: reset first (the job's record), nothing reused in its window.
+		if cold.Verdict != "PASS" {
+			t.Errorf("%s: TC-01 %s %q", cell.Name, cold.Verdict, cold.Message)
 		}
-		for _, m := range []string{"ttft_p99_ms", "completed", "prefix_cache_hit_rate"} {
-			if _, ok := tc.Metrics.Get(m); !ok {
-				t.Errorf("%s: no %s", cell.Name, m)
+		if len(cell.Cache) == 0 || cell.Cache[0].Case != "TC-01" || cell.Cache[0].State != "cold" || !cell.Cache[0].Marked ||
+			len(cell.Cache[0].Steps) == 0 || !cell.Cache[0].Steps[0].OK || !strings.Contains(cell.Cache[0].Steps[0].Target, "/reset_prefix_cache") {
+			t.Errorf("%s: what the job did before TC-01: %+v", cell.Name, cell.Cache)
+		}
+		wantFigure(t, cell.Name+" TC-01", cold, "prefix_cache_hit_rate", 0)
+		// Warm: the same prompts; the GPU kept none of them.
+		wantFigure(t, cell.Name+" TC-02", warm, "prefix_cache_hit_rate", 0)
+		if kvcr {
+			wantFigure(t, cell.Name+" TC-01", cold, "kv_connector_hit_rate", 0)
+			wantFigure(t, cell.Name+" TC-02", warm, "kv_connector_hit_rate", 1)
+			if warm.Verdict != "PASS" {
+				t.Errorf("%s: TC-02 %s %q, want PASS: the tier served the warm pass", cell.Name, warm.Verdict, warm.Message)
+			}
+		} else {
+			if _, ok := warm.Metrics.Get("kv_connector_hit_rate"); ok {
+				t.Errorf("%s: a connector hit rate without a connector: %v", cell.Name, warm.Metrics)
+			}
+			if warm.Verdict != testrun.Invalid || !strings.Contains(warm.Message, "prefix_cache_hit_rate") {
+				t.Errorf("%s: TC-02 %s %q, want INVALID below its reuse floor, naming the figure", cell.Name, warm.Verdict, warm.Message)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, sweep.CellsDir, cell.CellID, "bench.json")); err != nil {
-			t.Errorf("%s: bench serve wrote no bench.json: %v", cell.Name, err)
+		for _, tc := range []result.Case{cold, warm} {
+			for _, m := range []string{"ttft_p99_ms", "completed"} {
+				if _, ok := tc.Metrics.Get(m); !ok {
+					t.Errorf("%s %s: no %s", cell.Name, tc.ID, m)
+				}
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, sweep.CellsDir, cell.CellID, "bench.jsonl")); err != nil {
+			t.Errorf("%s: the probe wrote no bench.jsonl: %v", cell.Name, err)
 		}
 	}
-	// The probe against the KVCR cells of the same run.
+	// The KVCR arm against the probe, case by case, in the same run.
 	md := mustKvsweep(t, c, "report", dir, "--baseline-filter", "engine=vllm-bare", "--format", "markdown", "--all")
-	// The probe (hit rate 0.1) is the baseline; the KVCR cell (0.5) improves on it.
-	if !strings.Contains(md, "| prefix_cache_hit_rate | 0.1      | 0.5 ") || !strings.Contains(md, "ttft_p99_ms") {
-		t.Errorf("the comparison with the probe:\n%s", md)
+	for _, want := range []string{"TC-01", "TC-02", "kv_connector_hit_rate", "prefix_cache_hit_rate", "ttft_p99_ms"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the comparison with the probe has no %s:\n%s", want, md)
+		}
+	}
+}
+
+// wantFigure fails unless the case's figure is there and equals want.
+func wantFigure(t *testing.T, where string, tc result.Case, name string, want float64) {
+	t.Helper()
+	m, ok := tc.Metrics.Get(name)
+	if !ok || math.Abs(m.Value-want) > 1e-9 {
+		t.Errorf("%s: %s %v (reported: %v), want %v", where, name, m.Value, ok, want)
 	}
 }

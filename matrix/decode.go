@@ -237,6 +237,7 @@ func (d *decoder) telemetry(n ast.Node, where string) *Telemetry {
 	t := &Telemetry{Interval: DefaultTelemetryInterval, GPUInterval: DefaultGPUInterval}
 	d.Fields(n, where,
 		yamlpos.F("endpoints", func(n ast.Node, w string) {
+			t.Endpoints = []string{} // [] is none: only those the harness lists
 			for i, v := range d.StrList(n, w) {
 				u, err := url.Parse(v.S)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(v.S, " \t\r\n") {

@@ -68,6 +68,9 @@ func writeComparisonText(w io.Writer, format Format, c *analysis.Comparison) err
 	if unchanged > 0 {
 		fmt.Fprintf(&b, "\n%d unchanged metric(s) not shown (--all shows them).\n", unchanged)
 	}
+	if err := writeOneSided(&b, format, c.OneSided); err != nil {
+		return err
+	}
 	return writeLimited(w, format, b.Bytes())
 }
 
@@ -140,4 +143,27 @@ func metricFlag(m analysis.MetricDelta) string {
 		return "improvement"
 	}
 	return ""
+}
+
+// writeOneSided writes the metrics only one side measured, if any: each
+// beside an empty column for the side that did not.
+func writeOneSided(b *bytes.Buffer, format Format, ms []analysis.OneSidedMetric) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	if format == "markdown" {
+		b.WriteString("\n### Measured on one side only\n")
+	}
+	b.WriteString("\n")
+	rows := make([][]string, len(ms))
+	for i, m := range ms {
+		base, cand := "—", "—"
+		if m.Side == "baseline" {
+			base = num(m.Median)
+		} else {
+			cand = num(m.Median)
+		}
+		rows[i] = []string{m.Cell, m.Case, m.Metric, base, cand, m.Unit}
+	}
+	return table.Write(b, table.Format(format), []string{"cell", "case", "metric", "baseline", "candidate", "unit"}, rows)
 }

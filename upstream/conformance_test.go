@@ -264,11 +264,11 @@ func TestPlantedViolations(t *testing.T) {
 		t.Errorf("no violation %q citing %q among %v", what, fact, vs)
 	}
 	t.Run("a flag the pinned vLLM lacks", func(t *testing.T) {
-		src := strings.Replace(string(probe), "--random-input-len 1024", "--random-input-len 1024 --prefix-cache-salt x", 1)
+		src := strings.Replace(string(probe), "--prefix-repetition-output-len 128", "--prefix-repetition-output-len 128 --prefix-cache-salt x", 1)
 		mustFind(t, conform(t, c, "vllm-bare-probe.yaml", []byte(src)), "no flag --prefix-cache-salt", "vllm-v0.20.1.yaml")
 	})
 	t.Run("a dataset the pinned vLLM lacks", func(t *testing.T) {
-		src := strings.Replace(string(probe), "--dataset-name random", "--dataset-name shared-prefix", 1)
+		src := strings.Replace(string(probe), "--dataset-name prefix_repetition", "--dataset-name shared-prefix", 1)
 		mustFind(t, conform(t, c, "vllm-bare-probe.yaml", []byte(src)), "--dataset-name shared-prefix", "datasets.py")
 	})
 	t.Run("DYN_DISCOVERY", func(t *testing.T) {

@@ -19,6 +19,7 @@ var kvTierFacts = map[string][]struct{ key, value string }{
 		{"metric", "vllm:prefix_cache_hits"},
 		{"metric", "vllm:external_prefix_cache_queries"},
 		{"metric", "vllm:external_prefix_cache_hits"},
+		{"metric.counts", "vllm:external_prefix_cache_queries"},
 		{"metric", "vllm:prompt_tokens_by_source"},
 		{"metric", "vllm:kv_cache_usage_perc"},
 		{"metric", "vllm:num_preemptions"},

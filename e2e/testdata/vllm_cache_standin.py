@@ -2,20 +2,31 @@
 """A stand-in for a vLLM server with a prefix cache, as vLLM v1 exposes it
 (the families, types and labels of v0.20.1's PrometheusStatLogger):
 
-    vllm_cache_standin.py [--port PORT] [--fail-reset] [--block N] CELL_DIR
+    vllm_cache_standin.py [--port PORT] [--fail-reset] [--block N]
+                          [--gpu-blocks N] [--tier] CELL_DIR
 
 POST /v1/completions {"prompt": "w1 w2 ..."} counts the prompt's words as
 tokens in blocks of N (default 16); a block whose prefix was seen before
-is a hit. The cache persists across requests until
+is a hit. The GPU holds --gpu-blocks blocks (default 4096), the least
+recently used evicted first. With --tier a KV connector's tier keeps every
+block behind it: the blocks after the GPU's hits that the tier holds are
+loaded from it, counted as vLLM counts a connector's
+(vllm/v1/core/sched/scheduler.py at v0.20.1, lines 638-641 and 790: the
+queries are the prompt's tokens the GPU did not hit, the hits the tokens
+the connector matched; nothing is counted when the GPU hit them all), and
+cost a tenth of a computed token's time. The cache persists across requests until
 POST /reset_prefix_cache, which, like vLLM, answers 200 with an empty body
 (500 with --fail-reset) and exists only when VLLM_SERVER_DEV_MODE=1 (404
-otherwise); like vLLM it does nothing while a request runs. Hits and
+otherwise); like vLLM it does nothing while a request runs, and it clears
+the tier only with ?reset_external=true (a connector that implements
+reset_cache). Hits and
 queries are counted in vllm:prefix_cache_hits_total and
 vllm:prefix_cache_queries_total; a computed token costs time and a cached
 one does not, so a warm cache answers faster (vllm-project/vllm #52884).
 It listens on PORT (default: a free loopback port), writes the port to
 CELL_DIR/port, and answers /health.
 """
+import collections
 import hashlib
 import http.server
 import json
@@ -25,7 +36,7 @@ import threading
 import time
 
 args = sys.argv[1:]
-port, fail_reset, block = 0, False, 16
+port, fail_reset, block, gpu_blocks, tier_on = 0, False, 16, 4096, False
 while args and args[0].startswith("--"):
     if args[0] == "--port":
         port, args = int(args[1]), args[2:]
@@ -33,15 +44,20 @@ while args and args[0].startswith("--"):
         fail_reset, args = True, args[1:]
     elif args[0] == "--block":
         block, args = int(args[1]), args[2:]
+    elif args[0] == "--gpu-blocks":
+        gpu_blocks, args = int(args[1]), args[2:]
+    elif args[0] == "--tier":
+        tier_on, args = True, args[1:]
     else:
         sys.exit(f"unknown flag {args[0]}")
 cell = args[0]
 dev_mode = os.environ.get("VLLM_SERVER_DEV_MODE", "0") not in ("", "0", "false", "False")
 lock = threading.Lock()
-cache = set()
-state = {"queries": 0.0, "hits": 0.0, "prompt": 0.0, "gen": 0.0, "running": 0, "waiting": 0, "resets": 0}
+cache = collections.OrderedDict()  # the GPU's blocks, least recently used first
+tier = set()
+state = {"queries": 0.0, "hits": 0.0, "ext_queries": 0.0, "ext_hits": 0.0,
+         "prompt": 0.0, "gen": 0.0, "running": 0, "waiting": 0, "resets": 0}
 LABELS = 'model_name="stand-in",engine="0"'
-CAPACITY = 4096  # blocks
 
 
 def complete(prompt):
@@ -52,32 +68,42 @@ def complete(prompt):
         hashes.append(h)
     with lock:
         hit = 0
-        for h in hashes:
-            if h not in cache:
-                break
+        while hit < len(hashes) and hashes[hit] in cache:
             hit += 1
-        cached = hit * block
+        ext = hit
+        while tier_on and ext < len(hashes) and hashes[ext] in tier:
+            ext += 1
+        cached, loaded = hit * block, (ext - hit) * block
         state["queries"] += len(words)
         state["hits"] += cached
+        if tier_on and len(words) > cached:
+            state["ext_queries"] += len(words) - cached
+            state["ext_hits"] += loaded
         state["prompt"] += len(words)
         state["gen"] += 1
-        cache.update(hashes)
-    time.sleep(0.0005 * (len(words) - cached))
-    return cached, len(words)
+        for h in hashes:
+            cache[h] = True
+            cache.move_to_end(h)
+        while len(cache) > gpu_blocks:
+            cache.popitem(last=False)
+        if tier_on:
+            tier.update(hashes)
+    time.sleep(0.0005 * (len(words) - cached - loaded) + 0.00005 * loaded)
+    return cached + loaded, len(words)
 
 
 def metrics():
     with lock:
         s = dict(state)
-        usage = min(1.0, len(cache) / CAPACITY)
+        usage = min(1.0, len(cache) / gpu_blocks)
     fams = [
         ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", s["running"]),
         ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", s["waiting"]),
         ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage),
         ("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", s["queries"]),
         ("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", s["hits"]),
-        ("vllm:external_prefix_cache_queries_total", "counter", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", 0.0),
-        ("vllm:external_prefix_cache_hits_total", "counter", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", 0.0),
+        ("vllm:external_prefix_cache_queries_total", "counter", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", s["ext_queries"]),
+        ("vllm:external_prefix_cache_hits_total", "counter", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", s["ext_hits"]),
         ("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", 0.0),
         ("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", s["prompt"]),
         ("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", s["gen"]),
@@ -117,6 +143,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock:
                 if state["running"] == 0:  # vLLM refuses while blocks are in use, and still answers 200
                     cache.clear()
+                    if "reset_external=true" in self.path:
+                        tier.clear()
                     state["resets"] += 1
             self.reply(200)
         elif path == "/v1/completions":

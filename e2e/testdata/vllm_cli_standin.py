@@ -2,13 +2,19 @@
 """A stand-in for the vllm CLI, for the bare-vLLM probe lane, that refuses
 what the pinned vLLM refuses:
 
-    vllm serve [MODEL] [flags]   serves /health and /metrics
-                                 (vllm_standin.py) on --port
-    vllm bench serve [flags]     once kvsweep's scraper has read the server
-                                 three times, writes a real bench serve
-                                 output ($STANDIN_BENCH) as
-                                 --result-dir/--result-filename
-                                 (with --save-result, as vLLM does)
+    vllm serve [MODEL] [flags]   serves vLLM's API with a prefix cache
+                                 (vllm_cache_standin.py) on --port; with a
+                                 --kv-transfer-config, a KV connector's
+                                 tier behind it
+    vllm bench serve [flags]     sends the prompts its dataset makes
+                                 (random with --random-prefix-len, or
+                                 prefix_repetition: facts
+                                 bench_serve.shared_prefix) to the server
+                                 once kvsweep's scraper has read it, then,
+                                 once the scraper has read it again, writes
+                                 a real bench serve output ($STANDIN_BENCH)
+                                 as --result-dir/--result-filename (with
+                                 --save-result, as vLLM does)
 
 What vLLM accepts is not written here: $STANDIN_FACTS names a directory of
 lists written from upstream/facts by the e2e tests (standin_flags_test.go):
@@ -46,10 +52,11 @@ config are checked, before serving or benchmarking.
 
 import json
 import os
+import random
 import re
-import shutil
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_USAGE = "usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ..."
@@ -258,8 +265,11 @@ def serve(argv):
     if os.environ.get("STANDIN_PARSE_ONLY") == "1":
         sys.exit(0)
     port = str(values.get("--port", "8000"))
-    os.execvp("python3", ["python3", os.path.join(HERE, "vllm_standin.py"), "--port", port,
-                          os.environ["KVSWEEP_CELL_DIR"], os.environ.get("STANDIN_HIT", "0.5")])
+    argv = ["python3", os.path.join(HERE, "vllm_cache_standin.py"), "--port", port,
+            "--gpu-blocks", os.environ.get("STANDIN_GPU_BLOCKS", "4096")]
+    if "--kv-transfer-config" in values or "--kv-transfer-config" in dotted:
+        argv.append("--tier")
+    os.execvp("python3", [*argv, os.environ["KVSWEEP_CELL_DIR"]])
 
 
 def bench_serve(argv):
@@ -271,22 +281,83 @@ def bench_serve(argv):
         die(prog, USAGE[prog], f"argument --dataset-name: invalid choice: {ds!r} (choose from {', '.join(datasets)})")
     if os.environ.get("STANDIN_PARSE_ONLY") == "1":
         sys.exit(0)
-    telemetry = os.path.join(os.environ["KVSWEEP_CELL_DIR"], "telemetry.jsonl")
-    for _ in range(600):
-        try:
-            with open(telemetry, encoding="utf-8") as f:
-                if sum('"vllm:prefix_cache_queries_total"' in line for line in f) >= 3:
-                    break
-        except OSError:
-            pass
-        time.sleep(0.2)
-    else:
-        sys.stderr.write("vllm stand-in: the scraper never read the server\n")
-        sys.exit(3)
+    port = int(values.get("--port", 8000))
+    # A scrape of the server before the prompts and one after: the case's
+    # window has its figures whatever the scrape interval.
+    wait_for_scrape(port, 1)
+    ttfts = []
+    for prompt in prompts(prog, values):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions",
+                                     data=json.dumps({"prompt": prompt, "max_tokens": 1}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        began = time.monotonic()
+        with urllib.request.urlopen(req, timeout=60) as r:
+            r.read()
+        ttfts.append((time.monotonic() - began) * 1000)
+    wait_for_scrape(port, 1)
     if values.get("--save-result"):
         out = os.path.join(values.get("--result-dir") or ".",
                            values.get("--result-filename") or "vllm-infqps-standin.json")
-        shutil.copyfile(os.environ["STANDIN_BENCH"], out)
+        # The real file, with the time to first token this run measured.
+        with open(os.environ["STANDIN_BENCH"], encoding="utf-8") as f:
+            doc = json.load(f)
+        ttfts.sort()
+        doc.update({"mean_ttft_ms": sum(ttfts) / len(ttfts), "median_ttft_ms": ttfts[len(ttfts) // 2],
+                    "p99_ttft_ms": ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))]})
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+
+def prompts(prog, values):
+    """The prompts of bench serve's dataset, as words (a word a token),
+    seeded by --seed so that two runs send the same prompts: random makes
+    --num-prompts prompts of --random-input-len words behind one shared
+    --random-prefix-len prefix; prefix_repetition makes
+    num_prefixes x floor(num_prompts / num_prefixes) prompts, each of its
+    prefix's --prefix-repetition-prefix-len words and a fresh suffix, and
+    shuffles them unless --disable-shuffle."""
+    rng = random.Random(int(values.get("--seed", 0)))
+    n = int(values.get("--num-prompts", 1000))
+
+    def words(k):
+        return [f"w{rng.randrange(1 << 30)}" for _ in range(k)]
+
+    if values.get("--dataset-name", "random") != "prefix_repetition":
+        prefix = words(int(values.get("--random-prefix-len", 0)))
+        return [" ".join(prefix + words(int(values.get("--random-input-len", 1024)))) for _ in range(n)]
+    k = int(values.get("--prefix-repetition-num-prefixes", 10))
+    if n < k:
+        start_up_error(f"num_requests ({n}) must be greater than or equal to num_prefixes ({k})")
+    suffix = int(values.get("--prefix-repetition-suffix-len", 256))
+    out = []
+    for _ in range(k):
+        prefix = words(int(values.get("--prefix-repetition-prefix-len", 256)))
+        out += [" ".join(prefix + words(suffix)) for _ in range(n // k)]
+    if not values.get("--disable-shuffle"):
+        rng.shuffle(out)
+    return out
+
+
+def wait_for_scrape(port, more):
+    """Waits until kvsweep's scraper has read the server MORE more times
+    (at most 2 minutes)."""
+    telemetry = os.path.join(os.environ["KVSWEEP_CELL_DIR"], "telemetry.jsonl")
+    mark = f'127.0.0.1:{port}/metrics'
+
+    def count():
+        try:
+            with open(telemetry, encoding="utf-8") as f:
+                return sum(mark in line and '"error"' not in line for line in f)
+        except OSError:
+            return 0
+
+    want = count() + more
+    for _ in range(600):
+        if count() >= want:
+            return
+        time.sleep(0.2)
+    sys.stderr.write("vllm stand-in: the scraper never read the server\n")
+    sys.exit(3)
 
 
 def main(argv):
