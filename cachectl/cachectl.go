@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kvsweep/kvsweep/internal/fail"
@@ -123,8 +122,8 @@ func (o *Options) defaults() {
 // and appends its start line, end appends its end line; it prints the
 // line to out.
 func Mark(ctx context.Context, o Options, event, caseID string, out io.Writer) error {
-	if caseID == "" || strings.ContainsAny(caseID, "\n\r") {
-		return fail.Usagef("%q is not a case id", caseID)
+	if !sweep.IsCaseMarkID(caseID) {
+		return fail.Usagef("%q is not a case id (expected 1 to %d printable bytes, no space)", caseID, sweep.MaxCaseMarkID)
 	}
 	o.defaults()
 	var l any

@@ -225,7 +225,7 @@ func TestListedAttributes(t *testing.T) {
 	// line's reset= names the engine's own server, which is reset.
 	dyn := newEngine(t, Dynamo, ok200)
 	o := cell(t, coldPlan())
-	writeEndpoints(t, o, srv.URL+"/metrics engine=vllm reset="+srv.URL+"/admin/reset\n"+srv.URL+"/m2\n"+dyn.URL+"/metrics reset="+dyn.URL+"/reset_prefix_cache\n")
+	writeEndpoints(t, o, "# the servers\n"+srv.URL+"/metrics engine=vllm reset="+srv.URL+"/admin/reset\n\n"+srv.URL+"/m2\n"+dyn.URL+"/metrics reset="+dyn.URL+"/reset_prefix_cache\n")
 	l := startLine(t, o, "TC-02")
 	if len(l.Steps) != 3 || !l.Steps[0].OK || l.Steps[0].Target != srv.URL+"/admin/reset?reset_external=true" || l.Steps[1].Target != srv.URL+"/reset_prefix_cache?reset_external=true" {
 		t.Fatalf("%+v\n%v", l.Steps, got)
@@ -312,7 +312,8 @@ func TestUsageAndBadCells(t *testing.T) {
 	}
 	o := cell(t, coldPlan())
 	t.Setenv("KVSWEEP_CELL_DIR", o.CellDir)
-	for _, args := range [][]string{{"start"}, {"begin", "TC-01"}, {"start", "a\nb"}} {
+	// A case id the windows' reader would skip is refused here.
+	for _, args := range [][]string{{"start"}, {"begin", "TC-01"}, {"start", "a\nb"}, {"start", "TC 01"}, {"end", strings.Repeat("x", 65)}} {
 		if err := Command(args, &bytes.Buffer{}); !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}

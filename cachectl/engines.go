@@ -61,7 +61,8 @@ func Endpoints(cellDir string, spec []string) ([]Endpoint, []Step) {
 	}
 	var bad []Step
 	for i, l := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
+		// Blank and # lines are none, as telemetry reads the file.
+		if t := bytes.TrimSpace(l); len(t) == 0 || t[0] == '#' {
 			continue
 		}
 		e, err := parseLine(string(l))

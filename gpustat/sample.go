@@ -141,11 +141,12 @@ was sampled. A node without nvidia-smi (looked up in PATH, or
 $KVSWEEP_NVIDIA_SMI), a row that does not parse, or nvidia-smi's exit is
 a note line; nothing here fails. Runs until TERM or INT.`
 
-// SampleFile samples into the file at path (replaced) until ctx ends:
+// SampleFile samples into the file at path (replaced; a link there is
+// refused, never followed: the cell directory is the harness's too) until ctx ends:
 // kvsweep job gpu-sample. The program is $KVSWEEP_NVIDIA_SMI, or
 // nvidia-smi in PATH.
 func SampleFile(ctx context.Context, path string, interval time.Duration) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package sweep
 
+import "unicode"
+
 // The files a cell's job writes beside the harness's result, in the cell
 // directory, that collect reads. Their readers live elsewhere (the
 // fingerprint in package hardware, the series in package telemetry);
@@ -29,3 +31,21 @@ const (
 	// and temperature sampled while the cell ran, one JSON line a sample.
 	GPUSamplesFile = "gpu.jsonl"
 )
+
+// MaxCaseMarkID bounds a case id in case-windows.jsonl.
+const MaxCaseMarkID = 64
+
+// IsCaseMarkID says whether s may name a case in case-windows.jsonl: 1 to
+// MaxCaseMarkID bytes, printable, no space. kvsweep job case refuses
+// what its reader would skip.
+func IsCaseMarkID(s string) bool {
+	if s == "" || len(s) > MaxCaseMarkID {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}

@@ -282,11 +282,18 @@ func (l *loaded) add(s Sample, family string, li *labelInfo, v float64) {
 // pipeline-parallel ranks (SGLang's tp_rank, pp_rank).
 func rankOf(l map[string]string) string {
 	var parts []string
+	// Behind a router, the worker's own address first.
+	for _, k := range []string{"worker_addr", "worker_id"} {
+		if l[k] != "" {
+			parts = append(parts, "worker="+l[k])
+			break
+		}
+	}
 	dp := l["dp_rank"]
 	if dp == "" {
 		dp = l["engine"]
 	}
-	for _, p := range [][2]string{{"dp", dp}, {"tp", l["tp_rank"]}, {"pp", l["pp_rank"]}} {
+	for _, p := range [][2]string{{"dp", dp}, {"tp", l["tp_rank"]}, {"pp", l["pp_rank"]}, {"ep", l["moe_ep_rank"]}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+"="+p[1])
 		}

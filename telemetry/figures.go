@@ -74,6 +74,15 @@ func (w *worker) figures(win Window) (figs map[string]one, tokens map[string]flo
 				v, _ := increase([]*wseries{s}, win)
 				tokens[e.Figure+sourceName(s.labels[e.Label])] += v
 			}
+		case Last:
+			// A gauge kept since the engine started (vLLM V0's hit rate)
+			// says nothing of one case: only over the whole cell.
+			if win.Start != math.MinInt64 {
+				continue
+			}
+			if v, ok := gauge(e.How, w.of(e.Num, e.Era), win); ok {
+				figs[e.Figure] = one{e: e, v: v * scale}
+			}
 		default:
 			if v, ok := gauge(e.How, w.of(e.Num, e.Era), win); ok {
 				figs[e.Figure] = one{e: e, v: v * scale}

@@ -53,10 +53,11 @@ const (
 	maxSeriesLabel = 8
 )
 
-// keptLabels are the labels a series keeps: its rank (the worker), its
-// source (tokens by source), and the model label whose name tells
-// SGLang's eras apart.
-var keptLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank", "source", "cache_source", "model_name", "name"}
+// keptLabels are the labels a series keeps: its rank and, behind a
+// router or sidecar that serves several workers on one endpoint (SGLang's
+// smg: worker_addr), the worker it is; its source (tokens by source); and
+// the model label whose name tells SGLang's eras apart.
+var keptLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank", "moe_ep_rank", "worker_addr", "worker_id", "source", "cache_source", "model_name", "name"}
 
 // Sample is one scrape of one endpoint: a line of the file.
 type Sample struct {
@@ -137,12 +138,16 @@ func value(t dto.MetricType, m *dto.Metric) float64 {
 
 // Scrape reads every endpoint eps gives (asked again at each interval:
 // a harness may add the endpoints it starts) each interval until ctx
-// ends, appending a sample a scrape to w, at most MaxSamples in all.
+// ends, appending a sample a scrape to w: at most MaxSamples lines and
+// MaxFile bytes in all (what collect reads), and when either is reached a
+// last line says scraping stopped, so the row says why later windows have
+// no figures.
 func Scrape(ctx context.Context, eps func() []Endpoint, interval time.Duration, w io.Writer) error {
 	client := &http.Client{Timeout: max(interval, time.Second)}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for n := 0; n < MaxSamples; {
+	n, written := 0, 0
+	for {
 		for _, e := range eps() {
 			s := scrapeOne(ctx, client, e.URL)
 			s.URL, s.Role, s.Name = e.URL, e.Role, e.Name
@@ -157,10 +162,16 @@ func Scrape(ctx context.Context, eps func() []Endpoint, interval time.Duration, 
 			if err != nil {
 				return err
 			}
+			if n+1 >= bounds.samples || written+len(line)+1 > bounds.bytes-stopRoom {
+				stop, _ := json.Marshal(Sample{T: time.Now().UnixMilli(), URL: e.URL,
+					Error: fmt.Sprintf("scraping stopped after %d samples (%d bytes): the series' bounds are %d samples and %d bytes", n, written, MaxSamples, MaxFile)})
+				_, err := w.Write(append(stop, '\n'))
+				return err
+			}
 			if _, err := w.Write(append(line, '\n')); err != nil {
 				return err
 			}
-			n++
+			n, written = n+1, written+len(line)+1
 		}
 		select {
 		case <-ctx.Done():
@@ -168,8 +179,13 @@ func Scrape(ctx context.Context, eps func() []Endpoint, interval time.Duration, 
 		case <-tick.C:
 		}
 	}
-	return nil
 }
+
+// stopRoom is kept under MaxFile for the line that says scraping stopped.
+const stopRoom = 4 << 10
+
+// bounds are Scrape's (tests set smaller ones).
+var bounds = struct{ samples, bytes int }{MaxSamples, MaxFile}
 
 func scrapeOne(ctx context.Context, client *http.Client, url string) Sample {
 	s := Sample{T: time.Now().UnixMilli()}

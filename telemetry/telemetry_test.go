@@ -147,3 +147,30 @@ func TestDeriveDeepLine(t *testing.T) {
 		t.Errorf("summary %+v, want 1 sample and the deep line failed", sum)
 	}
 }
+
+// The scraper stops at its bounds, saying so in a last line that the
+// row's note carries, and never grows the file past what collect reads.
+func TestScrapeStopsAtItsBounds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{engine=\"0\"} 1\n")
+	}))
+	defer srv.Close()
+	old := bounds
+	t.Cleanup(func() { bounds = old })
+	for _, b := range []struct{ samples, bytes int }{{4, MaxFile}, {MaxSamples, stopRoom + 500}} {
+		bounds = b
+		var out strings.Builder
+		// Scrape returns by itself at the bound.
+		if err := Scrape(context.Background(), func() []Endpoint { return []Endpoint{{URL: srv.URL}} }, time.Millisecond, &out); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, "scraping stopped after") || len(lines) > b.samples || out.Len() > b.bytes {
+			t.Errorf("bounds %+v: %d lines, %d bytes, last %s", b, len(lines), out.Len(), last)
+		}
+		if _, sum := Derive([]byte(out.String())); !strings.Contains(sum.Note, "scraping stopped") {
+			t.Errorf("bounds %+v: the note %q does not say scraping stopped", b, sum.Note)
+		}
+	}
+}

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unicode"
 
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Window is when a case ran, in Unix milliseconds; End is math.MaxInt64
@@ -23,9 +23,6 @@ type Window struct {
 
 // MaxWindowsFile bounds what collect reads of case-windows.jsonl.
 const MaxWindowsFile = 4 << 20
-
-// maxCaseID bounds a case id read from the file.
-const maxCaseID = 64
 
 // ParseWindows reads case-windows.jsonl (sweep.CaseWindowsFile): a line
 // {"case":"TC-02","event":"start","t":UNIX_MS} opens the case's window
@@ -77,8 +74,22 @@ func parseWindows(b []byte) (ws []Window, skipped int, first string) {
 	if sc.Err() != nil {
 		skip(0, 0, sc.Err().Error())
 	}
+	// A case that never ended (its harness died, or the end could not be
+	// written) ends where the next case starts: its window never holds
+	// another case's traffic.
 	for c, start := range open {
-		last[c] = Window{Case: c, Start: start, End: math.MaxInt64}
+		end := int64(math.MaxInt64)
+		for _, w := range last {
+			if w.Start > start && w.Start < end {
+				end = w.Start
+			}
+		}
+		for o, s := range open {
+			if o != c && s > start && s < end {
+				end = s
+			}
+		}
+		last[c] = Window{Case: c, Start: start, End: end}
 	}
 	for _, w := range last {
 		ws = append(ws, w)
@@ -114,7 +125,7 @@ func windowEvent(line []byte) (ev windowLine, col int, err string) {
 		return ev, col, "not an event (expected {\"case\":ID,\"event\":\"start\"|\"end\",\"t\":UNIX_MS}): " + e.Error()
 	}
 	switch {
-	case !caseID(ev.Case):
+	case !sweep.IsCaseMarkID(ev.Case):
 		return ev, 1, fmt.Sprintf("case %q (expected a case id of 1 to 64 printable bytes, no space)", clip(ev.Case, 80))
 	case ev.T <= 0:
 		return ev, 1, fmt.Sprintf("t %d (expected Unix milliseconds after 1970)", ev.T)
@@ -122,38 +133,20 @@ func windowEvent(line []byte) (ev windowLine, col int, err string) {
 	return ev, 0, ""
 }
 
-func caseID(s string) bool {
-	if s == "" || len(s) > maxCaseID {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// span is the points of a series a window reads: for a counter, from
-// the last point at or before the start (or the first inside) to the
-// first at or after the end (or the last inside); for a gauge, the
-// points inside the window (or, with none inside, the first after it).
+// counterSpan and gaugeSpan are the points of a series a window reads:
+// those inside it, never one outside. A scrape before the start or after
+// the end may hold the traffic of the case before or after (cases run
+// back to back), and a cold case judged on its neighbour's hits would be
+// INVALID for what it did not do; so a counter's increase is from its
+// first point inside the window to its last (two points at least), and a
+// window shorter than the scrape interval has no figures, which the
+// verdicts say (not measured) rather than borrow a neighbour's.
 func counterSpan(pts []point, w Window) (i0, i1 int, ok bool) {
-	i0 = -1
+	i0 = slices.IndexFunc(pts, func(p point) bool { return p.t >= w.Start })
+	i1 = -1
 	for i, p := range pts {
-		if p.t <= w.Start {
-			i0 = i
-		}
-	}
-	if i0 < 0 {
-		i0 = slices.IndexFunc(pts, func(p point) bool { return p.t >= w.Start })
-	}
-	i1 = slices.IndexFunc(pts, func(p point) bool { return p.t >= w.End })
-	if i1 < 0 {
-		for i, p := range pts {
-			if p.t <= w.End {
-				i1 = i
-			}
+		if p.t >= w.Start && p.t <= w.End {
+			i1 = i
 		}
 	}
 	return i0, i1, i0 >= 0 && i1 > i0
@@ -164,11 +157,6 @@ func gaugeSpan(pts []point, w Window) []point {
 	for _, p := range pts {
 		if p.t >= w.Start && p.t <= w.End {
 			in = append(in, p)
-		}
-	}
-	if len(in) == 0 {
-		if i := slices.IndexFunc(pts, func(p point) bool { return p.t > w.End }); i >= 0 {
-			in = pts[i : i+1]
 		}
 	}
 	return in

@@ -174,9 +174,9 @@ func TestWindows(t *testing.T) {
 		strings.Repeat("[", 100) + strings.Repeat("]", 100),
 	}, "\n")
 	d := DeriveWindows([]byte(strings.Join(ls, "\n")), []byte(windows))
-	// TC-01: from t=0 (last at/before 0.5 s) to t=10 (first at/after
-	// 9.5 s): queries 10000, hits 8000: 0.8. TC-02: t=10 to t=20: 10000
-	// queries, 2000 hits: 0.2. Usage: TC-01 inside 1..9 s, peak 9/40.
+	// TC-01: the points inside it, t=1 to t=9 s: queries 8000, hits 6400:
+	// 0.8. TC-02: t=10 to t=20: 10000 queries, 2000 hits: 0.2. Usage:
+	// TC-01 inside 1..9 s, peak 9/40.
 	if v, _ := figureOf(d.Cases["TC-01"], HitRate); v != 0.8 {
 		t.Errorf("TC-01 %v", d.Cases["TC-01"])
 	}
@@ -260,5 +260,89 @@ func TestParseBounds(t *testing.T) {
 	}
 	if l := ss[0].Labels; len(l) != 2 || len(l["model_name"]) != MaxLabelValue || l["engine"] != "0" {
 		t.Errorf("labels %v", l)
+	}
+}
+
+// Cases run back to back: a window reads only the scrapes inside it, so a
+// cold case is never charged with the next case's hits, and a case whose
+// end was never written ends where the next one starts.
+func TestWindowsKeepToTheirCase(t *testing.T) {
+	u := "http://127.0.0.1:8000/metrics"
+	var ls []string
+	// Scrapes at 0, 2, 5, 10 and 15 s; TC-01 (1 to 9 s) hits nothing,
+	// TC-02 (9.001 to 15 s) hits 45 of 90 tokens by 10 s and 200 of 260 by
+	// 15 s.
+	for _, p := range []struct {
+		t    int64
+		h, q float64
+	}{{0, 0, 0}, {2000, 0, 20}, {5000, 0, 60}, {10000, 45, 150}, {15000, 200, 320}} {
+		ls = append(ls, line(t, p.t, u, "", "", s(q, p.q), s(h, p.h)))
+	}
+	series := []byte(strings.Join(ls, "\n"))
+	d := DeriveWindows(series, []byte(`{"case":"TC-01","event":"start","t":1000}
+{"case":"TC-01","event":"end","t":9000}
+{"case":"TC-02","event":"start","t":9001}
+{"case":"TC-02","event":"end","t":15000}`))
+	// TC-01 reads its own scrapes (2 and 5 s): 0, never the 0.3 that the
+	// scrapes around it (0 and 10 s) would give with TC-02's hits.
+	if v, ok := figureOf(d.Cases["TC-01"], HitRate); !ok || v != 0 {
+		t.Errorf("TC-01 hit rate %v (%v), want 0", v, ok)
+	}
+	// A window with one scrape inside has nothing to take an increase
+	// over: no figure.
+	short := DeriveWindows(series, []byte(`{"case":"TC-01","event":"start","t":3000}
+{"case":"TC-01","event":"end","t":9000}`))
+	if v, ok := figureOf(short.Cases["TC-01"], HitRate); ok {
+		t.Errorf("a window with one scrape: hit rate %v", v)
+	}
+	// TC-02: 10 s to 15 s: hits 155 of 170 queries.
+	if v, _ := figureOf(d.Cases["TC-02"], HitRate); math.Abs(v-155.0/170) > 1e-12 {
+		t.Errorf("TC-02 hit rate %v, want 155/170", v)
+	}
+	// TC-01 never ended: its window stops where TC-02 starts.
+	open := DeriveWindows(series, []byte(`{"case":"TC-01","event":"start","t":1000}
+{"case":"TC-02","event":"start","t":9001}
+{"case":"TC-02","event":"end","t":15000}`))
+	if v, ok := figureOf(open.Cases["TC-01"], HitRate); !ok || v != 0 {
+		t.Errorf("the unended TC-01: hit rate %v (%v), want 0 from its own scrapes (2 and 5 s)", v, ok)
+	}
+}
+
+// Behind a router that serves several workers on one endpoint (SGLang's
+// smg: worker_addr), each worker is its own: their counters are never
+// read as one series going back and forth.
+func TestWorkersBehindARouter(t *testing.T) {
+	u := "http://127.0.0.1:30000/metrics"
+	ct, pt := "sglang_cached_tokens_total", "sglang_prompt_tokens_total"
+	a, b := []string{"worker_addr", "grpc://10.0.0.1:8001", "tp_rank", "0"}, []string{"worker_addr", "grpc://10.0.0.2:8001", "tp_rank", "0"}
+	series := []byte(line(t, 1000, u, "", "", s(ct, 1000, a...), s(pt, 2000, a...), s(ct, 10, b...), s(pt, 20, b...)) + "\n" +
+		line(t, 2000, u, "", "", s(ct, 1000, a...), s(pt, 2100, a...), s(ct, 10, b...), s(pt, 120, b...)))
+	d := DeriveWindows(series, nil)
+	// Neither worker hit anything in between: 0 of 200 prompt tokens.
+	if v, ok := figureOf(d.Cell, HitRate); !ok || v != 0 {
+		t.Errorf("the cell's hit rate %v (%v), want 0", v, ok)
+	}
+	workers := map[string]bool{}
+	for _, w := range d.Summary.Workers {
+		workers[w.Worker] = true
+	}
+	if len(workers) != 2 {
+		t.Errorf("workers %+v, want one a worker_addr", d.Summary.Workers)
+	}
+}
+
+// vLLM V0's hit-rate gauge is kept since the engine started: it gives
+// the whole cell's figure, never a case window's.
+func TestCumulativeGaugeOnlyOverTheCell(t *testing.T) {
+	u := "http://127.0.0.1:8000/metrics"
+	g := "vllm:gpu_prefix_cache_hit_rate"
+	series := []byte(line(t, 1000, u, "", "", s(g, 0.6)) + "\n" + line(t, 2000, u, "", "", s(g, 0.7)))
+	if v, ok := figureOf(DeriveWindows(series, nil).Cell, HitRate); !ok || v != 0.7 {
+		t.Errorf("over the cell: %v (%v), want the last sample, 0.7", v, ok)
+	}
+	d := DeriveWindows(series, []byte(`{"case":"TC-01","event":"start","t":500}
+{"case":"TC-01","event":"end","t":2500}`))
+	if v, ok := figureOf(d.Cases["TC-01"], HitRate); ok {
+		t.Errorf("a window's hit rate %v from a gauge kept since start", v)
 	}
 }

@@ -84,7 +84,8 @@ func judgeCache(cr *CellResult, files *sweep.CellFiles, p *sweep.CachePlan) {
 		}
 		rec := CaseCacheResult{Case: cs.ID, State: decl.State, Marked: marked, Steps: mark.Steps, Error: mark.Error}
 		cr.Cache = append(cr.Cache, rec)
-		if cs.Verdict != result.Pass {
+		// A case the spec declares nothing of is recorded, never judged.
+		if cs.Verdict != result.Pass || !declared {
 			continue
 		}
 		if why := markProblem(rec, p, problem); why != "" {
@@ -122,8 +123,8 @@ func markProblem(rec CaseCacheResult, p *sweep.CachePlan, problem string) string
 // JudgeCacheFigures turns cs, a PASS, into INVALID when its figures break
 // its declared state: a cold case whose GPU-local or connector hit rate
 // is above maxCold, a warm or primed case whose reuse is below its
-// floor. Reuse is kv_connector_hit_rate where the case has it (the tier
-// under test), else prefix_cache_hit_rate. With needMeasured, a check
+// floor. Reuse is the share of the prompt tokens a cache served: the
+// GPU-local hit rate and the connector's over the GPU's misses together. With needMeasured, a check
 // with no figure to judge by makes the case INVALID too (collect, which
 // has the telemetry); without, it is left (a preview of one file).
 func JudgeCacheFigures(cs *result.Case, decl sweep.CaseCache, maxCold float64, needMeasured bool) {
@@ -146,12 +147,7 @@ func JudgeCacheFigures(cs *result.Case, decl sweep.CaseCache, maxCold float64, n
 			invalidate(cs, fmt.Sprintf("the case is declared cold and neither %s nor %s was measured in its window: nothing shows the cache was cold", PrefixCacheHitRate, ConnectorHitRate))
 		}
 	case decl.MinReuse > 0:
-		name := ConnectorHitRate
-		v, ok := get(name)
-		if !ok {
-			name = PrefixCacheHitRate
-			v, ok = get(name)
-		}
+		name, v, ok := reuse(get)
 		switch {
 		case ok && v < decl.MinReuse:
 			invalidate(cs, fmt.Sprintf("the case is declared %s with min_reuse %g, and its %s is %g", decl.State, decl.MinReuse, name, v))
@@ -159,6 +155,22 @@ func JudgeCacheFigures(cs *result.Case, decl sweep.CaseCache, maxCold float64, n
 			invalidate(cs, fmt.Sprintf("the case is declared %s with min_reuse %g and neither %s nor %s was measured in its window", decl.State, decl.MinReuse, ConnectorHitRate, PrefixCacheHitRate))
 		}
 	}
+}
+
+// reuse is the share of a case's prompt tokens some cache served. vLLM
+// asks its connector only for the tokens the GPU-local cache missed
+// (facts metric.counts), so with both rates measured the reuse is
+// local + (1 - local) x connector, named for both; with one, that one.
+func reuse(get func(string) (float64, bool)) (string, float64, bool) {
+	local, hasLocal := get(PrefixCacheHitRate)
+	conn, hasConn := get(ConnectorHitRate)
+	switch {
+	case hasLocal && hasConn:
+		return fmt.Sprintf("reuse (%s %g with %s %g of the rest)", PrefixCacheHitRate, local, ConnectorHitRate, conn), local + (1-local)*conn, true
+	case hasConn:
+		return ConnectorHitRate, conn, true
+	}
+	return PrefixCacheHitRate, local, hasLocal
 }
 
 // invalidate turns cs into INVALID for why, its harness's message kept

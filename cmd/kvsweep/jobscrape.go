@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,7 +30,7 @@ its error. Runs until TERM or INT.`,
 			if *out == "" || *interval < 100*time.Millisecond {
 				return usagef("--out FILE is required, and --interval at least 100ms")
 			}
-			f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 			if err != nil {
 				return err
 			}
