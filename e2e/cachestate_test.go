@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/result"
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -55,22 +54,12 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01, TC
 `, harness, port, tc.mode, port, tc.reset)
 			path := writeSpec(t, tmp, spec)
 			dir := filepath.Join(tmp, "sweep")
-			t.Cleanup(func() { cancelSweep(t, c, dir) })
-			mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", fmt.Sprintf("cache-%s-%d", tc.name, time.Now().UnixNano()%1e9),
-				"--scheduler", "slurm", "--wait", "--interval", "1s")
-			cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(cells) != 1 || cells[0].State != scheduler.StateCompleted {
-				t.Fatalf("%+v\n%s", cells, cellLog(dir, cells[0]))
+			cells := runCompleted(t, c, nil, path, dir, "--sweep-id", fmt.Sprintf("cache-%s-%d", tc.name, time.Now().UnixNano()%1e9))
+			if len(cells) != 1 {
+				t.Fatalf("cells %+v", cells)
 			}
 			checkWindows(t, filepath.Join(dir, sweep.CellsDir, cells[0].ID), tc.reset == "true", tc.stepOK)
-			mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-			run, err := testrun.ReadRun(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := collectRun(t, c, dir)
 			warm, cold := caseOf(run.Cells[0], "TC-01"), caseOf(run.Cells[0], "TC-02")
 			hit := func(c result.Case) string {
 				m, ok := c.Metrics.Get("prefix_cache_hit_rate")

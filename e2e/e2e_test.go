@@ -18,6 +18,7 @@ import (
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/slurm"
 	"github.com/kvsweep/kvsweep/sweep"
+	"github.com/kvsweep/kvsweep/testrun"
 )
 
 var (
@@ -232,6 +233,42 @@ func cancelSweep(t testing.TB, c cluster, dir string) {
 	for end := time.Now().Add(2 * time.Minute); liveJobs(t, c, m.SweepID) != "" && time.Now().Before(end); {
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// runCompleted runs the spec at path on the Slurm cluster c into dir
+// (kvsweep run --wait, env added to kvsweep's environment, args after
+// the defaults), cancels what is left when the test ends, and fails the
+// test unless every cell completed, with the log of the first that did
+// not.
+func runCompleted(t *testing.T, c cluster, env []string, path, dir string, args ...string) []scheduler.CellStatus {
+	t.Helper()
+	t.Cleanup(func() { cancelSweep(t, c, dir) })
+	argv := append([]string{"run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s"}, args...)
+	if out, errs, err := kvsweep(t, c, env, argv...); err != nil {
+		t.Fatalf("kvsweep run: %v\n%s%s", err, out, errs)
+	}
+	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range cells {
+		if cs.State != scheduler.StateCompleted {
+			t.Fatalf("%s: %s\n%s", cs.Name, cs.State, cellLog(dir, cs))
+		}
+	}
+	return cells
+}
+
+// collectRun collects dir into a history store beside it and reads the
+// run collect wrote.
+func collectRun(t *testing.T, c cluster, dir string) *testrun.Run {
+	t.Helper()
+	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(filepath.Dir(dir), "history.db"))
+	run, err := testrun.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // writeSpec writes a spec into dir and returns its path.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -40,28 +39,11 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01]}
 `, standin, bench)
 	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
-	t.Cleanup(func() { cancelSweep(t, c, dir) })
 	env := []string{"PATH=" + smiDir + string(os.PathListSeparator) + os.Getenv("PATH")}
-	args := []string{"run", path, "--out", dir, "--sweep-id", fmt.Sprintf("gpu-%d", time.Now().UnixNano()%1e9), "--scheduler", "slurm", "--wait", "--interval", "1s"}
-	if out, errs, err := kvsweep(t, c, env, args...); err != nil {
-		t.Fatalf("kvsweep run: %v\n%s%s", err, out, errs)
-	}
-	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cs := range cells {
-		if cs.State != scheduler.StateCompleted {
-			t.Fatalf("%s: %s\n%s", cs.Name, cs.State, cellLog(dir, cs))
-		}
-	}
+	runCompleted(t, c, env, path, dir, "--sweep-id", fmt.Sprintf("gpu-%d", time.Now().UnixNano()%1e9))
 	// The sampler and its nvidia-smi ended with the job.
 	waitGone(t, "testdata/nvidia-smi/nvidia-smi --query-gpu", "the stand-in nvidia-smi")
-	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	run, err := testrun.ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := collectRun(t, c, dir)
 	cell := run.Cells[0]
 	g := cell.GPU
 	if g == nil || len(g.GPUs) != 2 || g.Samples < 12 || g.Failed != 0 {

@@ -11,7 +11,6 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/kvsweep/kvsweep/result"
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/sweep"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -92,22 +91,8 @@ func TestBareVLLMProbeLane(t *testing.T) {
 	}
 	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
-	t.Cleanup(func() { cancelSweep(t, c, dir) })
-	mustKvsweep(t, c, "run", path, "--out", dir, "--scheduler", "slurm", "--wait", "--interval", "1s")
-	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cs := range cells {
-		if cs.State != scheduler.StateCompleted {
-			t.Fatalf("%s: %s\n%s", cs.Name, cs.State, cellLog(dir, cs))
-		}
-	}
-	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	run, err := testrun.ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runCompleted(t, c, nil, path, dir)
+	run := collectRun(t, c, dir)
 	for _, cell := range run.Cells {
 		kvcr := cell.Params["engine"] == "vllm"
 		cold, warm := caseOf(cell, "TC-01"), caseOf(cell, "TC-02")

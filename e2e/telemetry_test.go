@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kvsweep/kvsweep/result"
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/testrun"
 )
 
@@ -41,23 +40,8 @@ matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], h
 `, standin, bench)
 	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
-	t.Cleanup(func() { cancelSweep(t, c, dir) })
-	mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", fmt.Sprintf("telemetry-%d", time.Now().UnixNano()%1e9),
-		"--scheduler", "slurm", "--wait", "--interval", "1s")
-	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cs := range cells {
-		if cs.State != scheduler.StateCompleted {
-			t.Fatalf("%s: %s\n%s", cs.Name, cs.State, cellLog(dir, cs))
-		}
-	}
-	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	run, err := testrun.ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runCompleted(t, c, nil, path, dir, "--sweep-id", fmt.Sprintf("telemetry-%d", time.Now().UnixNano()%1e9))
+	run := collectRun(t, c, dir)
 	for _, cell := range run.Cells {
 		tc := caseOf(cell, "TC-01")
 		hit, _ := tc.Metrics.Get("prefix_cache_hit_rate")

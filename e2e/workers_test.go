@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/telemetry"
-	"github.com/kvsweep/kvsweep/testrun"
 )
 
 // A 2P+1D-like cell on the test cluster: three stand-in vLLM workers
@@ -37,23 +35,8 @@ matrix: {engine: [vllm], topology: [2p1d], geometry: [g], case: [TC-01, TC-02]}
 `, standin)
 	path := writeSpec(t, tmp, spec)
 	dir := filepath.Join(tmp, "sweep")
-	t.Cleanup(func() { cancelSweep(t, c, dir) })
-	mustKvsweep(t, c, "run", path, "--out", dir, "--sweep-id", fmt.Sprintf("workers-%d", time.Now().UnixNano()%1e9),
-		"--scheduler", "slurm", "--wait", "--interval", "1s")
-	cells, _, err := scheduler.Status(t.Context(), dir, c.slurm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cs := range cells {
-		if cs.State != scheduler.StateCompleted {
-			t.Fatalf("%s: %s\n%s", cs.Name, cs.State, cellLog(dir, cs))
-		}
-	}
-	mustKvsweep(t, c, "collect", dir, "--store", filepath.Join(tmp, "history.db"))
-	run, err := testrun.ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runCompleted(t, c, nil, path, dir, "--sweep-id", fmt.Sprintf("workers-%d", time.Now().UnixNano()%1e9))
+	run := collectRun(t, c, dir)
 	if len(run.Cells) != 1 || run.Cells[0].Telemetry == nil {
 		t.Fatalf("cells %+v", run.Cells)
 	}
