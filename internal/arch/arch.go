@@ -47,6 +47,7 @@ var Allowed = map[string][]string{
 	"telemetry":                   {"internal/jsonscan", "sweep"},
 	"cachectl":                    {"internal/fail", "sweep"},
 	"gpustat":                     {},
+	"frontier":                    {},
 	"provenance":                  {},
 	"rules":                       {},
 	"templates":                   {},
