@@ -57,6 +57,9 @@ func Wait(ctx context.Context, endpoints string, timeout time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); errors.Is(cause, ErrExited) {
+				return fmt.Errorf("etcd at %s: %w before it answered (last: %v)", endpoints, cause, last)
+			}
 			return fmt.Errorf("etcd at %s not healthy after %s: %v", endpoints, timeout, last)
 		case <-time.After(200 * time.Millisecond):
 		}

@@ -37,6 +37,9 @@ func WaitNATS(ctx context.Context, server string, timeout time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); errors.Is(cause, ErrExited) {
+				return fmt.Errorf("NATS at %s: %w before it answered (last: %v)", server, cause, last)
+			}
 			return fmt.Errorf("NATS at %s not healthy after %s: %v", server, timeout, last)
 		case <-time.After(200 * time.Millisecond):
 		}
@@ -117,26 +120,4 @@ func readLine(r *bufio.Reader) (string, error) {
 		return "", errors.New("a line longer than 4 KiB")
 	}
 	return string(b), nil
-}
-
-// FreePorts returns n TCP ports free on this host now, each different
-// (the kernel's choice for a listener on port 0): what a job gives the
-// services it starts, so two cells on one node never meet.
-func FreePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }

@@ -20,13 +20,16 @@ import (
 var jobCommands = []*command{
 	{
 		name:    "etcd-wait",
-		args:    "[--endpoints E] [--timeout D]",
+		args:    "[--endpoints E] [--timeout D] [--pid P]",
 		summary: "Wait until etcd answers; fail with the last error at the deadline",
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			eps := endpointsFlag(fs)
 			timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+			pid := fs.Int("pid", 0, "give up at once when this process (the service started) exits")
 			return func(e *env, args []string) error {
-				if err := coord.Wait(context.Background(), *eps, *timeout); err != nil {
+				ctx, cancel := coord.WhileAlive(context.Background(), *pid)
+				defer cancel()
+				if err := coord.Wait(ctx, *eps, *timeout); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "etcd at %s is healthy\n", *eps)
@@ -36,13 +39,16 @@ var jobCommands = []*command{
 	},
 	{
 		name:    "nats-wait",
-		args:    "[--server URL] [--timeout D]",
+		args:    "[--server URL] [--timeout D] [--pid P]",
 		summary: "Wait until a NATS server answers; fail with the last error at the deadline",
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			server := fs.String("server", os.Getenv("NATS_SERVER"), "the NATS server, nats://HOST:PORT (default $NATS_SERVER)")
 			timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+			pid := fs.Int("pid", 0, "give up at once when this process (the service started) exits")
 			return func(e *env, args []string) error {
-				if err := coord.WaitNATS(context.Background(), *server, *timeout); err != nil {
+				ctx, cancel := coord.WhileAlive(context.Background(), *pid)
+				defer cancel()
+				if err := coord.WaitNATS(ctx, *server, *timeout); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "NATS at %s is healthy\n", *server)
