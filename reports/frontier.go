@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/kvsweep/kvsweep/frontier"
+	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/internal/jsonscan"
 )
 
@@ -38,6 +39,56 @@ const (
 func IsSearchDir(dir string) bool {
 	_, err := os.Lstat(filepath.Join(dir, frontier.FileName))
 	return err == nil
+}
+
+// IsSearch says whether report's selection names a search directory:
+// SEL (args) or, given, the baseline or the candidate.
+func IsSearch(args []string, baseline, candidate string) bool {
+	for _, d := range searchSides(args, baseline, candidate) {
+		if d != "" && IsSearchDir(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func searchSides(args []string, baseline, candidate string) []string {
+	if baseline != "" || candidate != "" {
+		return []string{baseline, candidate}
+	}
+	return args
+}
+
+// SearchReport is report on search directories: the report of one
+// (SEL, WriteFrontier) or the comparison of two (--baseline and
+// --candidate, WriteFrontierComparison). A search beside anything but
+// another search, or --check (a search has no gates), is a usage error.
+func SearchReport(w io.Writer, format Format, args []string, baseline, candidate string, check bool) error {
+	if baseline == "" && candidate == "" && len(args) != 1 {
+		return fail.Usagef("give one search directory (SEL), or two as --baseline and --candidate")
+	}
+	dirs := searchSides(args, baseline, candidate)
+	for _, d := range dirs {
+		if d == "" || !IsSearchDir(d) {
+			return fail.Usagef("%q is not a search directory (one holding %s): a search reports alone or compares with another search (give SEL, or --baseline and --candidate)",
+				d, frontier.FileName)
+		}
+	}
+	if check {
+		return fail.Usagef("--check judges sweeps: a search directory's report has no gates")
+	}
+	fs := make([]*frontier.Frontier, len(dirs))
+	for i, d := range dirs {
+		f, err := ReadFrontier(d)
+		if err != nil {
+			return err
+		}
+		fs[i] = f
+	}
+	if len(fs) == 2 {
+		return WriteFrontierComparison(w, format, fs[0], fs[1])
+	}
+	return WriteFrontier(w, format, fs[0])
 }
 
 // ReadFrontier reads dir's frontier.json (frontier.Read: a regular file
