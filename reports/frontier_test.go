@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -315,5 +316,37 @@ func TestFrontierHostileText(t *testing.T) {
 	var back FrontierReport
 	if err := json.Unmarshal([]byte(frontierOut(t, JSON, nil, f)), &back); err != nil || back.Cells[1].Note != hostile {
 		t.Errorf("JSON does not keep the note as it is: %v", err)
+	}
+}
+
+// A search at the scale of a large matrix (1,000 cells of 20 probes of
+// 5 repeats) reports in every format: the markdown fits a step summary,
+// the page stays under 16 MiB (about 350 bytes a probe and 4 KB a chart).
+func TestFrontierLarge(t *testing.T) {
+	f := &frontier.Frontier{Version: frontier.Version, Name: "big", Axis: frontier.Concurrency, SLO: testSLO, Repeats: 5}
+	for i := range 1000 {
+		c := frontier.Cell{ID: "cell-" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "-" + strconv.Itoa(i)}
+		for j := range 20 {
+			load := float64(1 + j)
+			p := probe(j+1, load, stats(load*0.9, load*0.85, load*0.95, 20*load, 2*load))
+			p.Meets = j < 12
+			p.Repeats = append(p.Repeats, p.Repeats[:2]...)
+			c.Probes = append(c.Probes, p)
+		}
+		c.Point = &frontier.Point{Load: 12, Low: 11, High: 13}
+		f.Cells = append(f.Cells, c)
+	}
+	for _, format := range []Format{Markdown, Table, CSV, JSON, HTML} {
+		out := frontierOut(t, format, nil, f)
+		t.Logf("%s: %d bytes", format, len(out))
+		if format == Markdown && len(out) > StepSummaryLimit {
+			t.Errorf("markdown of %d bytes, over the step summary's %d", len(out), StepSummaryLimit)
+		}
+		if format == HTML && len(out) > 16<<20 {
+			t.Errorf("a page of %d bytes", len(out))
+		}
+	}
+	if got := NewFrontierReport(f).Cells[0].PointText; got != "12.0 ± 1.0 concurrent" {
+		t.Errorf("a concurrency point reads %q", got)
 	}
 }

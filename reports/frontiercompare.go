@@ -54,7 +54,7 @@ func CompareFrontiers(base, cand *frontier.Frontier) (*FrontierComparison, error
 	if bl == cl {
 		bl, cl = "the baseline ("+bl+")", "the candidate ("+cl+")"
 	}
-	c := &FrontierComparison{Baseline: bl, Candidate: cl, Axis: base.Axis, Unit: base.Axis.Unit()}
+	c := &FrontierComparison{Baseline: bl, Candidate: cl, Axis: base.Axis, Unit: base.Axis.Unit(), Cells: []PointCompared{}}
 	if !slices.Equal(base.SLO, cand.SLO) {
 		c.SLODiffer = fmt.Sprintf("%s: %s; %s: %s", bl, sloText(base.SLO), cl, sloText(cand.SLO))
 	}

@@ -34,7 +34,8 @@ const (
 	fplotL, fplotR, fplotT, fplotB = 64, 624, 16, 296
 )
 
-// The sides' colours, the operating point's ring and the SLO's line.
+// The sides' colours, the operating point's ring and the SLO's line (the
+// page's style sheet has the same; the browser test finds them on screen).
 const (
 	candidateColor = "#1f77b4"
 	baselineColor  = "#ff7f0e"
@@ -43,19 +44,19 @@ const (
 )
 
 type frontierDot struct {
-	X, Y               float64
-	XLo, XHi, YLo, YHi float64 // the whiskers
-	Class, Label       string
-	Title              string
+	X, Y         float64
+	Whiskers     string // the path of the 95 % intervals' whiskers
+	Class, Label string
+	Title        string
 }
 
 type frontierSeries struct {
-	Name, Color, Class, Dash string
-	Pareto                   string // the frontier's path
-	Dots                     []frontierDot
-	Operating                *frontierDot
-	PointText, Note          string
-	Undrawn                  int // probes without both figures
+	Name, Color, Class string
+	Pareto             string // the frontier's path
+	Dots               []frontierDot
+	Operating          *frontierDot
+	PointText, Note    string
+	Undrawn            int // probes without both figures
 }
 
 type frontierRows struct {
@@ -174,11 +175,11 @@ func (ch *frontierChart) draw(sides []*FrontierReport, id string, base *Frontier
 		ch.SLO = &tick{Pos: xOf(sloMax), Label: "SLO " + lat + " ≤ " + num(sloMax)}
 	}
 	for i, s := range sides {
-		color, class, dash := candidateColor, "candidate", ""
+		color, class := candidateColor, "candidate"
 		if base != nil && s == base {
-			color, class, dash = baselineColor, "baseline", "6 4"
+			color, class = baselineColor, "baseline"
 		}
-		fs := frontierSeries{Name: table.Visible(sideName(s, base, c)), Color: color, Class: class, Dash: dash, PointText: "not searched"}
+		fs := frontierSeries{Name: table.Visible(sideName(s, base, c)), Color: color, Class: class, PointText: "not searched"}
 		if cells[i] != nil {
 			fs.plot(cells[i], lat, s.Unit, xOf, yOf)
 			ch.Tables = append(ch.Tables, probeRows(fs.Name, s, cells[i]))
@@ -198,11 +199,19 @@ func (fs *frontierSeries) plot(cell *CellReport, lat, unit string, xOf, yOf func
 			fs.Undrawn++
 			continue
 		}
-		d := frontierDot{X: xOf(x.Mean), Y: yOf(y.Mean), XLo: xOf(x.Low), XHi: xOf(x.High), YLo: yOf(y.Low), YHi: yOf(y.High),
-			Class: "probe meets", Label: num(p.Load),
+		d := frontierDot{X: xOf(x.Mean), Y: yOf(y.Mean), Class: "probe meets", Label: num(p.Load),
 			Title: table.Visible(fmt.Sprintf("load %s %s: %s %s, %s %s; %s", num(p.Load), unit, frontier.Throughput, num(y.Mean), lat, num(x.Mean), verdictText(p)))}
+		if x.High > x.Low {
+			d.Whiskers = fmt.Sprintf("M%v %vH%v", xOf(x.Low), d.Y, xOf(x.High))
+		}
+		if y.High > y.Low {
+			d.Whiskers += fmt.Sprintf("M%v %vV%v", d.X, yOf(y.Low), yOf(y.High))
+		}
 		if !p.Meets {
 			d.Class = "probe broken"
+		}
+		if p.Noisy {
+			d.Class += " noisy"
 		}
 		fs.Dots = append(fs.Dots, d)
 		if p.Frontier {

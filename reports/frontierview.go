@@ -58,7 +58,7 @@ type ProbeReport struct {
 // NewFrontierReport derives the report of f (which CheckFrontier passed).
 func NewFrontierReport(f *frontier.Frontier) *FrontierReport {
 	r := &FrontierReport{Name: f.Name, Label: f.Label, Axis: f.Axis, Unit: f.Axis.Unit(), Latency: latencyFigure(f),
-		SLO: f.SLO, Repeats: f.Repeats, Stopped: f.Stopped, Cells: make([]CellReport, 0, len(f.Cells))}
+		SLO: append([]frontier.SLO{}, f.SLO...), Repeats: f.Repeats, Stopped: f.Stopped, Cells: make([]CellReport, 0, len(f.Cells))}
 	for _, c := range f.Cells {
 		cr := CellReport{ID: c.ID, Point: c.Point, PointText: pointText(c.Point, r.Unit), Note: c.Note,
 			Probes: make([]ProbeReport, 0, len(c.Probes))}
