@@ -350,3 +350,25 @@ func TestFrontierLarge(t *testing.T) {
 		t.Errorf("a concurrency point reads %q", got)
 	}
 }
+
+// One search's page: a chart per cell with probes, its one series, no
+// baseline, the search's name in the title and its stop said.
+func TestFrontierPageOneSearch(t *testing.T) {
+	page := frontierOut(t, HTML, nil, kvcrFrontier())
+	for _, want := range []string{"<title>kvsweep search: llama-8b (kvcr)</title>",
+		"Stopped before every cell had its point: --max-probes 12 reached.",
+		`<circle class="operating"`, `<path class="pareto"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<svg class="frontier"`); n != 3 {
+		t.Errorf("%d charts, want one per cell with probes (3)", n)
+	}
+	if n := strings.Count(page, `<g class="series candidate">`); n != 3 || strings.Contains(page, `class="series baseline"`) {
+		t.Errorf("%d series of the search, or a baseline drawn", n)
+	}
+	if n := strings.Count(page, `<circle class="probe broken`); n != 5 {
+		t.Errorf("%d hollow probes, want the 5 that broke an SLO", n)
+	}
+}
