@@ -121,6 +121,9 @@ without the image's source-revisions.json. Every comparison opens with what
 changed between the sides: image digest, component commits, kvsweep
 version, cluster, nodes and spec keys.
 
+On search directories (kvsweep search), the operating points and probes,
+or two searches' operating points compared per cell (docs/search.md).
+
 --baseline-filter K=V takes the baseline side from the cells of SEL that
 match (the bare-engine probes of a sweep); the candidate side is every
 other cell of SEL, or those matching --candidate-filter. Cells are matched
@@ -137,6 +140,8 @@ across the sides on every parameter except the filtered ones.`,
 			switch {
 			case o.history:
 				return o.historyReport(e)
+			case reports.IsSearch(args, o.baseline, o.candidate):
+				return reports.SearchReport(e.stdout, o.report, args, o.baseline, o.candidate, o.check)
 			case o.baseline != "" || o.candidate != "":
 				return o.compare(e, "")
 			case len(o.baseFilter) > 0:

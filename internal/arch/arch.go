@@ -38,7 +38,7 @@ var Allowed = map[string][]string{
 	"history/bolt":                {"history", "sweep", "testrun"},
 	"history/pg":                  {"history", "testrun"},
 	"analysis":                    {"history", "internal/fail", "result", "testrun"},
-	"reports":                     {"analysis", "internal/fail", "internal/table", "result", "sweep", "testrun"},
+	"reports":                     {"analysis", "frontier", "internal/fail", "internal/jsonscan", "internal/table", "result", "sweep", "testrun"},
 	"imagebuild":                  {"internal/yamlpos", "provenance", "templates"},
 	"coord":                       {"internal/fail"},
 	"bisect":                      {"internal/yamlpos", "sweep"},
