@@ -141,6 +141,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("services", func(n ast.Node, w string) { s.Services = d.services(n, w) })),
 		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
 		mark(yamlpos.F("cache", func(n ast.Node, w string) { s.Cache = d.cache(n, w) })),
+		mark(yamlpos.F("search", func(n ast.Node, w string) { s.Search = d.search(n, w) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) {
 			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
 				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {
@@ -157,6 +158,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if matrixNode != nil {
 		s.Matrix.Pos = yamlpos.PosOf(matrixNode)
 		d.matrix(matrixNode, "matrix", s)
+		d.searchAxis(s)
 	}
 	if yamlpos.IndexOf(Runtimes, s.Container.Runtime) >= 0 && s.Container.Runtime != "none" && s.Container.Image == "" {
 		d.Errorf(containerNode, "container.image: required for runtime %q", s.Container.Runtime)

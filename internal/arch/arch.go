@@ -48,6 +48,7 @@ var Allowed = map[string][]string{
 	"cachectl":                    {"internal/fail", "sweep"},
 	"gpustat":                     {},
 	"frontier":                    {},
+	"loadsearch":                  {"frontier", "lane", "matrix", "testrun"},
 	"provenance":                  {},
 	"rules":                       {},
 	"templates":                   {},
