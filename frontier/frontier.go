@@ -76,7 +76,9 @@ type SLO struct {
 
 // Cell is one cell's search: every cell of the spec's matrix but the load.
 type Cell struct {
-	ID     string  `json:"id"`
+	ID string `json:"id"`
+	// Name is the cell's name for people (its parameters but the load).
+	Name   string  `json:"name,omitempty"`
 	Probes []Probe `json:"probes"` // in the order they were probed
 	Point  *Point  `json:"point,omitempty"`
 	// Note says what is known when Point is nil or uncertain: "every

@@ -104,10 +104,9 @@ func num(x float64) string {
 // the SLOs below the lowest that broke one (ok flags say whether there is
 // either).
 type bracket struct {
-	lo, hi     float64
-	hasLo      bool
-	hasHi      bool
-	infraTries int // probes in a row at the next load whose every repeat failed outside the test
+	lo, hi float64
+	hasLo  bool
+	hasHi  bool
 }
 
 func (c *Config) bracket(probes []frontier.Probe) bracket {

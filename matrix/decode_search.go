@@ -51,7 +51,7 @@ var sloMetricRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // reprobes, slo}.
 func (d *decoder) search(n ast.Node, where string) *Search {
 	s := &Search{Pos: yamlpos.PosOf(n), Axis: SearchRate, Min: math.NaN(), Max: math.NaN(), Start: math.NaN(), Step: math.NaN(), Repeats: 3, Noise: 0.1, Reprobes: 2}
-	var maxN, startN, stepN, sloN ast.Node
+	var minN, maxN, startN, stepN, sloN ast.Node
 	intIn := func(p *int, lo, hi int) func(ast.Node, string) {
 		return func(n ast.Node, w string) {
 			if *p = d.Integer(n, w); *p < lo || *p > hi {
@@ -61,7 +61,7 @@ func (d *decoder) search(n ast.Node, where string) *Search {
 	}
 	d.Fields(n, where,
 		yamlpos.F("axis", func(n ast.Node, w string) { s.Axis = d.oneOf(n, w, []string{SearchRate, SearchConcurrency}) }),
-		yamlpos.F("min", func(n ast.Node, w string) { s.Min = d.number(n, w, 0) }),
+		yamlpos.F("min", func(n ast.Node, w string) { minN, s.Min = n, d.number(n, w, 0) }),
 		yamlpos.F("max", func(n ast.Node, w string) { maxN, s.Max = n, d.number(n, w, 0) }),
 		yamlpos.F("start", func(n ast.Node, w string) { startN, s.Start = n, d.number(n, w, 0) }),
 		yamlpos.F("step", func(n ast.Node, w string) { stepN, s.Step = n, d.number(n, w, math.SmallestNonzeroFloat64) }),
@@ -72,9 +72,9 @@ func (d *decoder) search(n ast.Node, where string) *Search {
 	)
 	for _, req := range []struct {
 		key string
-		v   float64
-	}{{"min", s.Min}, {"max", s.Max}, {"step", s.Step}, {"slo", float64(len(s.SLO))}} {
-		if math.IsNaN(req.v) || (req.key == "slo" && sloN == nil) {
+		n   ast.Node
+	}{{"min", minN}, {"max", maxN}, {"step", stepN}, {"slo", sloN}} {
+		if req.n == nil {
 			d.Errorf(n, "%s: missing required key %q", where, req.key)
 		}
 	}
@@ -151,8 +151,9 @@ func (d *decoder) number(n ast.Node, where string, lo float64) float64 {
 	return f
 }
 
-// searchAxis adds the search's load axis to the matrix, at its start: a
-// search spec is a sweep spec that runs every cell at the start load. A
+// searchAxis adds the search's load axis to the matrix, at its start, and
+// the repeat axis, at 1: a search spec is a sweep spec that runs every
+// cell once at the start load. A
 // matrix that has the axis already, or the repeat axis, is refused.
 func (d *decoder) searchAxis(s *Spec) {
 	if s.Search == nil {
@@ -164,6 +165,6 @@ func (d *decoder) searchAxis(s *Spec) {
 			return
 		}
 	}
-	s.Matrix.Axes = append(s.Matrix.Axes, Axis{Name: s.Search.Axis, Pos: s.Search.Pos,
-		Values: []Value{{S: FormatLoad(s.Search.Start), Pos: s.Search.Pos}}})
+	s.Matrix.Axes = append(s.Matrix.Axes, Axis{Name: s.Search.Axis, Pos: s.Search.Pos, Values: []Value{{S: FormatLoad(s.Search.Start), Pos: s.Search.Pos}}},
+		Axis{Name: SearchRepeatAxis, Pos: s.Search.Pos, Values: []Value{{S: "1", Pos: s.Search.Pos}}})
 }
