@@ -5,12 +5,13 @@
 # exactly at KNEE; p99 ITL stays at 20 ms. Each figure carries 3 % noise,
 # seeded by the load and the repeat so a run can be told apart from
 # another. It writes result.json v1 into CELLDIR and appends
-# "RATE REPEAT" to LOG, one line per run.
-# Usage: knee-harness.sh CELLDIR RATE REPEAT KNEE LOG
+# "CELL RATE REPEAT" to LOG, one line per run, then sleeps SLEEP seconds.
+# Usage: knee-harness.sh CELLDIR RATE REPEAT KNEE LOG [SLEEP]
 set -eu
 dir=$1 rate=$2 repeat=$3 knee=$4 log=$5
 mkdir -p "$dir"
-echo "$rate $repeat" >>"$log"
+echo "${KVSWEEP_CELL_ID:-} $rate $repeat" >>"$log"
+sleep "${6:-0}"
 awk -v rate="$rate" -v rep="$repeat" -v knee="$knee" -v sweep="${KVSWEEP_SWEEP_ID:-}" -v cell="${KVSWEEP_CELL_ID:-}" 'BEGIN {
 	srand(int(rate * 1000) * 31 + rep)
 	over = rate - (knee - 2); if (over < 0) over = 0
