@@ -100,6 +100,10 @@ type Probe struct {
 	Stats map[string]Stat `json:"stats,omitempty"`
 	// Noisy says the repeats spread more than the search's bound.
 	Noisy bool `json:"noisy,omitempty"`
+	// Infra says every repeat failed outside the test: the probe neither
+	// met nor broke the SLOs (Meets is false, Broken empty), and the
+	// search probed the load again.
+	Infra bool `json:"infra,omitempty"`
 }
 
 // Repeat is one run of a probe: a job on the cluster.

@@ -100,7 +100,7 @@ func WriteTable(w io.Writer, f *frontier.Frontier, format table.Format) error {
 		var probed []string
 		for _, p := range c.Probes {
 			mark := "✗"
-			if len(p.Stats) == 0 && len(p.Broken) == 0 {
+			if p.Infra {
 				mark = "!" // every repeat failed outside the test
 			} else if p.Meets {
 				mark = "✓"

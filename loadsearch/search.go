@@ -44,7 +44,7 @@ func (c *Config) eps() float64 { return c.Step * 1e-6 }
 // ones) must have a mean of at most its Max; a repeat that ran without
 // reporting the figure breaks it. Valid is false when no repeat ran.
 func (c *Config) Judge(p *frontier.Probe) (valid bool) {
-	p.Stats, p.Broken, p.Meets, p.Noisy = map[string]frontier.Stat{}, nil, false, false
+	p.Stats, p.Broken, p.Meets, p.Noisy, p.Infra = map[string]frontier.Stat{}, nil, false, false, false
 	var ran []frontier.Repeat
 	for _, r := range p.Repeats {
 		if r.Verdict != Infra {
@@ -52,6 +52,7 @@ func (c *Config) Judge(p *frontier.Probe) (valid bool) {
 		}
 	}
 	if len(ran) == 0 {
+		p.Stats, p.Infra = nil, true
 		return false
 	}
 	names := map[string]bool{}
@@ -112,7 +113,7 @@ type bracket struct {
 func (c *Config) bracket(probes []frontier.Probe) bracket {
 	var b bracket
 	for _, p := range probes {
-		if len(p.Stats) == 0 && !p.Meets && len(p.Broken) == 0 {
+		if p.Infra {
 			continue // no repeat ran
 		}
 		if !p.Meets && (!b.hasHi || p.Load < b.hi) {
@@ -137,7 +138,7 @@ func (c *Config) Next(probes []frontier.Probe) (load float64, done bool, note st
 	}
 	tries := 0
 	for _, p := range probes {
-		if math.Abs(p.Load-next) < c.eps() && len(p.Stats) == 0 && !p.Meets && len(p.Broken) == 0 {
+		if math.Abs(p.Load-next) < c.eps() && p.Infra {
 			tries++
 		}
 	}
@@ -225,7 +226,7 @@ func (c *Config) Point(probes []frontier.Probe) *frontier.Point {
 // surely says every SLO held (meets) or one broke (!meets) with 95 %
 // confidence.
 func (c *Config) surely(p *frontier.Probe, meets bool) bool {
-	if len(p.Stats) == 0 {
+	if p.Infra {
 		return false
 	}
 	for _, o := range c.SLO {

@@ -229,6 +229,9 @@ func TestSearchInfra(t *testing.T) {
 	if a.Point == nil || a.Point.Load != 20 || a.Probes[0].Load != 16 || a.Probes[1].Load != 16 {
 		t.Errorf("cell a: probes %v, point %+v: want 16 probed again after its infra failures, then the knee", loads(a), a.Point)
 	}
+	if !a.Probes[0].Infra || a.Probes[0].Meets || len(a.Probes[0].Broken) != 0 || a.Probes[1].Infra {
+		t.Errorf("cell a: first probe %+v, second %+v: want the first infra, neither met nor broken", a.Probes[0], a.Probes[1])
+	}
 	if b.Point != nil || len(b.Probes) != 3 || b.Note != "every repeat at 16 req/s failed outside the test, 3 times" {
 		t.Errorf("cell b: probes %v, note %q", loads(b), b.Note)
 	}
