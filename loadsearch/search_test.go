@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -302,5 +304,33 @@ func TestSearchResume(t *testing.T) {
 	other.Dir = dir
 	if err := other.Open(map[string]string{"spec": "t.yaml"}, func() string { return "x" }); err == nil || !strings.Contains(err.Error(), `started with spec "s.yaml", not "t.yaml"`) {
 		t.Errorf("open with another spec: %v", err)
+	}
+}
+
+// A search directory whose state is not a search's, or a link out of it,
+// is refused naming the file; nothing is run.
+func TestOpenRefuses(t *testing.T) {
+	for name, setup := range map[string]func(dir string) error{
+		"garbage": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, StateFile), []byte("{\"version\": 7}"), 0o644)
+		},
+		"a link": func(dir string) error {
+			target := filepath.Join(t.TempDir(), "x.json")
+			if err := os.WriteFile(target, []byte(`{"version":1}`), 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(dir, StateFile))
+		},
+	} {
+		dir := t.TempDir()
+		if err := setup(dir); err != nil {
+			t.Fatal(err)
+		}
+		s := newSearch(config(2), map[string]float64{"a": 3})
+		s.Dir = dir
+		err := s.Open(map[string]string{}, func() string { return "x" })
+		if err == nil || !strings.Contains(err.Error(), StateFile) {
+			t.Errorf("%s: %v, want a refusal naming %s", name, err, StateFile)
+		}
 	}
 }
