@@ -76,7 +76,9 @@ type SLO struct {
 
 // Cell is one cell's search: every cell of the spec's matrix but the load.
 type Cell struct {
-	ID     string  `json:"id"`
+	ID string `json:"id"`
+	// Name is the cell's name for people (its parameters but the load).
+	Name   string  `json:"name,omitempty"`
 	Probes []Probe `json:"probes"` // in the order they were probed
 	Point  *Point  `json:"point,omitempty"`
 	// Note says what is known when Point is nil or uncertain: "every
@@ -98,6 +100,10 @@ type Probe struct {
 	Stats map[string]Stat `json:"stats,omitempty"`
 	// Noisy says the repeats spread more than the search's bound.
 	Noisy bool `json:"noisy,omitempty"`
+	// Infra says every repeat failed outside the test: the probe neither
+	// met nor broke the SLOs (Meets is false, Broken empty), and the
+	// search probed the load again.
+	Infra bool `json:"infra,omitempty"`
 }
 
 // Repeat is one run of a probe: a job on the cluster.

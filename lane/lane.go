@@ -123,6 +123,10 @@ type RenderOptions struct {
 	MaxArraySize            int
 	NoArray, Offline        bool
 	Insecure                bool
+	// Cells, when set, chooses the cells rendered from the spec's
+	// (the operating-point search's probes: the spec with its load and
+	// repeat axes set, expanded again).
+	Cells func(*matrix.Spec, []matrix.Cell) ([]matrix.Cell, error)
 }
 
 // SubmitOptions are how a sweep is submitted and followed (submit's

@@ -37,6 +37,11 @@ func (l *Lane) Prepare(ctx context.Context, specPath string) (*Prepared, error) 
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(l.Stderr, "kvsweep: warning: %s\n", w.Error())
 	}
+	if o.Cells != nil {
+		if cells, err = o.Cells(spec, cells); err != nil {
+			return nil, err
+		}
+	}
 	opts := render.Options{SweepID: o.SweepID, TemplatesDir: o.Templates, MaxArraySize: o.MaxArraySize,
 		NoArray: o.NoArray, Version: l.Tools.Version, NoBinary: l.Tools.NoBinary, Objects: l.Tools.Objects}
 	if err := o.expectFlags(spec); err != nil {

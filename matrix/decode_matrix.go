@@ -76,6 +76,7 @@ func (d *decoder) matrix(n ast.Node, where string, s *Spec) {
 		}
 		d.Errorf(n, "%s: missing required axis %q", where, req)
 	}
+	d.searchAxis(s)
 }
 
 // nearAxis is the axis of axes whose name is within two edits of want's,

@@ -86,6 +86,9 @@ type Spec struct {
 	// Cache is the spec's cache section (nil: none; each case's state is
 	// in Cases).
 	Cache *CacheSpec
+	// Search is the operating-point search's section (nil: none; see
+	// decode_search.go).
+	Search *Search
 	// Engines are the spec's engines section: the engine axis takes its
 	// values from there. Without one, the axis takes Engines, with no
 	// settings of their own.

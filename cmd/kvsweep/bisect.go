@@ -55,23 +55,7 @@ type bisectOpts struct {
 
 func bisectFlags(fs *pflag.FlagSet) *bisectOpts {
 	o := &bisectOpts{sched: &scheduler.Config{}}
-	p := &o.probe
-	fs.StringVar(&p.Component, "component", "kvcr", "the component whose commits are searched (a name in the pins file)")
-	fs.StringVar(&p.Good, "good", "", "a commit the cells pass on (required)")
-	fs.StringVar(&p.Bad, "bad", "", "a later commit they fail on (required)")
-	fs.BoolVar(&p.All, "all", false, "search every commit between them, not only the first-parent line")
-	fs.StringVar(&p.Cells, "cells", "", "KEY=VALUE[,KEY=VALUE]: run only the cells whose parameters match")
-	fs.IntVar(&p.Parallel, "parallel", 1, "commits probed at once in each round (a k-ary search: fewer rounds)")
-	fs.StringVar(&p.Out, "out", "", "the bisect's directory: its state, images' records and probe sweeps (required)")
-	fs.StringVar(&p.Pins, "pins", "", "pins file (default: the spec's container.pins)")
-	fs.StringVar(&p.Push, "push", "", "repository the probe images are pushed to, REGISTRY/NAME (required)")
-	fs.StringVar(&p.Pull, "pull-registry", "", "HOST[:PORT] the jobs pull the probe images from, when not --push's registry (a mirror, or the nodes' own address for it)")
-	fs.StringVar(&p.Addr, "buildkit-addr", "", "buildkitd address (default $BUILDKIT_HOST, else the rootful socket)")
-	fs.StringVar(&p.MediaTypes, "media-types", "oci", "oci or docker manifests (enroot needs docker with some registries)")
-	fs.BoolVar(&p.Insecure, "insecure-registry", false, "the registry speaks plain HTTP")
-	fs.StringVar(&p.Metric, "metric", "", "judge by this metric's mean against the good end's, not by the verdicts")
-	fs.StringVar(&p.Threshold, "threshold", "10%", "with --metric: the change for the worse that makes a commit bad")
-	fs.BoolVar(&p.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
+	o.probe.Flags(fs)
 	fs.StringVar(&o.sched.Name, "scheduler", "", "slurm, local or k8s (default: the spec's)")
 	fs.DurationVar(&o.sched.RetryDeadline, "retry-deadline", 10*time.Minute, "keep retrying transient errors of the Slurm controller or the Kubernetes API server this long")
 	fs.DurationVar(&o.interval, "interval", 10*time.Second, "time between polls of a probe's sweep")
