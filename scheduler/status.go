@@ -207,6 +207,20 @@ func Done(cells []CellStatus) bool {
 var stateOrder = map[string]int{StateCompleted: 0, StateFailed: 1, StateTimeout: 2, StateOOM: 3, StateCancelled: 4,
 	StateNodeFail: 5, StateLost: 6, StateRunning: 7, StatePending: 8, StateSubmitted: 9, StateNotSubmitted: 10}
 
+// Ended counts the cells submitted and, of those, the ones that ended:
+// what a progress bar of a wait shows.
+func Ended(cells []CellStatus) (submitted, ended int) {
+	for _, c := range cells {
+		if c.State != StateNotSubmitted {
+			submitted++
+			if Terminal(c.State) {
+				ended++
+			}
+		}
+	}
+	return submitted, ended
+}
+
 // CountsLine is "3 COMPLETED, 1 FAILED, 2 RUNNING" in a fixed state order.
 func CountsLine(cells []CellStatus) string {
 	counts := Counts(cells)

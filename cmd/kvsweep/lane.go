@@ -24,7 +24,7 @@ func newLane(e *env) *lane.Lane {
 	t := tools
 	t.Version = version()
 	return &lane.Lane{Stdout: e.stdout, Stderr: e.stderr, Tools: t,
-		Progress: func(quiet bool) func([]scheduler.CellStatus) { return progress(e, quiet) }}
+		Progress: func(quiet bool) func([]scheduler.CellStatus) { return waitProgress(e, quiet) }}
 }
 
 // schedLane is a lane over the sweeps of one scheduler configuration and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/analysis"
 	"github.com/kvsweep/kvsweep/history"
+	"github.com/kvsweep/kvsweep/internal/progress"
 	"github.com/kvsweep/kvsweep/reports"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -67,8 +68,8 @@ counts line goes to stderr, so stdout is the report alone).`,
 				*store = ""
 			}
 			opts := testrun.CollectOptions{MaxResultSize: *maxSize}
-			if !*quiet && isTerminal(e.stderr) {
-				opts.Progress = countBar(e, "reading results")
+			if !*quiet && progress.IsTerminal(e.stderr) {
+				opts.Progress = progress.Count(e.stderr, "reading results")
 			}
 			run, err := schedLane(e, cfg, *store).Collect(dir, opts, format)
 			if err != nil {

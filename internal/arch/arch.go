@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "lane", "lane/images", "loadsearch", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "internal/progress", "lane", "lane/images", "loadsearch", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"lane/images":                 {"imagebuild", "lane"},
 	"lane":                        {"analysis", "bisect", "harness", "history", "internal/fail", "matrix", "render", "reports", "result", "rules", "scheduler", "sweep", "testrun"},
 	"matrix":                      {"internal/names", "internal/yamlpos", "rules"},
@@ -47,6 +47,7 @@ var Allowed = map[string][]string{
 	"telemetry":                   {"internal/jsonscan", "sweep"},
 	"cachectl":                    {"internal/fail", "sweep"},
 	"gpustat":                     {},
+	"internal/progress":           {},
 	"frontier":                    {},
 	"loadsearch":                  {"frontier", "internal/fail", "internal/table", "lane", "matrix", "result", "sweep", "testrun"},
 	"provenance":                  {},
