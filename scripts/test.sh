@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client postgresql procps chromium fonts-dejavu-core)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client postgresql procps chromium fonts-dejavu-core tmux)
 
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
