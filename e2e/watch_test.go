@@ -109,8 +109,9 @@ func rowState(screen, id string) string {
 // kvsweep watch on the test cluster, in tmux as a user has it: three
 // cells that print a line a second; the view shows them change state as
 // they run, follows the long one's log tail once selected, asks before
-// cancelling it and cancels only that cell (the others finish), and q
-// leaves the sweep's records as they were. The final screen's counts and
+// cancelling it and cancels only that cell (the others finish), asks
+// before submitting it again and does, and q leaves the sweep's records
+// as they were. The final screen's counts and
 // rows, normalised, are a golden.
 func TestWatchLive(t *testing.T) {
 	c := clusters(t)[0]
@@ -201,6 +202,18 @@ matrix: {engine: [vllm], topology: [a], geometry: [g], case: [TC-01], n: ["20", 
 		}
 	}
 	golden.Check(t, "testdata/watch-final.golden", []byte(normalScreen(final, m)))
+
+	// r on the cancelled cell asks, and y submits it again: its second
+	// attempt runs.
+	v.keys("w", "r")
+	v.waitFor("w", "the resubmit question", time.Minute, func(s string) bool {
+		return strings.Contains(s, "resubmit cell "+long.Name+" ("+long.ID+", job ") && strings.Contains(s, ", CANCELLED)? y/n")
+	})
+	v.keys("w", "y")
+	v.waitFor("w", "the resubmission said and running", 2*time.Minute, func(s string) bool {
+		st := rowState(s, long.ID)
+		return strings.Contains(s, "submitted 1 cells of sweep "+m.SweepID) && (st == scheduler.StatePending || st == scheduler.StateRunning)
+	})
 
 	// q quits and leaves the sweep's records as they were.
 	before := records(t, dir)

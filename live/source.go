@@ -34,6 +34,17 @@ type laneSource struct {
 	scheds map[string]scheduler.Scheduler
 	last   map[string]Sweep
 	ended  map[string]gpustat.Summary // GPU summaries of ended cells, by dir, id and attempt
+
+	telMu sync.Mutex
+	tel   map[string]derived // the selected cell's figures, by dir and id
+}
+
+// derived is a cell's telemetry figures and when they were derived: at
+// most once an interval, however often its log is read.
+type derived struct {
+	at   time.Time
+	figs []telemetry.Figure
+	note string
 }
 
 func newLaneSource(l *lane.Lane, dirs []string, interval time.Duration) *laneSource {
@@ -41,7 +52,7 @@ func newLaneSource(l *lane.Lane, dirs []string, interval time.Duration) *laneSou
 	lc := *l
 	lc.Stdout, lc.Stderr, lc.Progress = out, out, nil
 	return &laneSource{lane: &lc, out: out, dirs: dirs, interval: interval,
-		scheds: map[string]scheduler.Scheduler{}, last: map[string]Sweep{}, ended: map[string]gpustat.Summary{}}
+		scheds: map[string]scheduler.Scheduler{}, last: map[string]Sweep{}, ended: map[string]gpustat.Summary{}, tel: map[string]derived{}}
 }
 
 // sched is the sweep's scheduler, opened once and told to share its
@@ -148,15 +159,31 @@ func (s *laneSource) Detail(dir string, c scheduler.CellStatus, log string, line
 		}
 		d.Tail = tail
 	}
-	b, err := sweep.ReadFile(dir, sweep.CellsDir+"/"+c.ID+"/"+sweep.TelemetryFile, telemetry.MaxFile)
-	if err != nil {
-		d.TelNote = "no " + sweep.TelemetryFile + " yet"
-		return d
-	}
-	var sum telemetry.Summary
-	d.Figures, sum = telemetry.Derive(b)
-	d.TelNote = sum.Note
+	tel := s.telemetry(dir, c.ID)
+	d.Figures, d.TelNote = tel.figs, tel.note
 	return d
+}
+
+// telemetry is the cell's figures from its telemetry.jsonl so far,
+// derived again once the interval has passed.
+func (s *laneSource) telemetry(dir, id string) derived {
+	key := dir + "\x00" + id
+	s.telMu.Lock()
+	defer s.telMu.Unlock()
+	if t, ok := s.tel[key]; ok && time.Since(t.at) < s.interval {
+		return t
+	}
+	t := derived{at: time.Now()}
+	b, err := sweep.ReadFile(dir, sweep.CellsDir+"/"+id+"/"+sweep.TelemetryFile, telemetry.MaxFile)
+	if err != nil {
+		t.note = "no " + sweep.TelemetryFile + " yet"
+	} else {
+		var sum telemetry.Summary
+		t.figs, sum = telemetry.Derive(b)
+		t.note = sum.Note
+	}
+	s.tel[key] = t
+	return t
 }
 
 // Cancel cancels the cell's task (scheduler.Cancel, as kvsweep cancel
@@ -182,6 +209,7 @@ func (s *laneSource) Cancel(ctx context.Context, dir, cellID string) (string, er
 // Resubmit submits the one cell again (the lane's SubmitDir, as kvsweep
 // resubmit does) and says what the submission said.
 func (s *laneSource) Resubmit(ctx context.Context, dir string, c scheduler.CellStatus) (string, error) {
+	s.out.Write([]byte("submitted cell " + c.ID + " again\n"))
 	if err := s.lane.SubmitDir(ctx, dir, map[string]bool{c.ID: true}); err != nil {
 		return "", err
 	}

@@ -23,7 +23,9 @@ func localLane(out, errw *bytes.Buffer) *lane.Lane {
 
 // The real source over a committed sweep: every cell's state as kvsweep
 // status has it, the GPU use of the cell whose job wrote gpu.jsonl, the
-// log tail of a cell without what would drive the terminal, and a link
+// log tail of a cell without what would drive the terminal, its
+// telemetry figures so far (the hits over the queries since the first
+// scrape: 500 of 1000), and a link
 // out of the sweep neither listed nor read.
 func TestLaneSourceReadsTheSweep(t *testing.T) {
 	dir := sweeptest.Copy(t, "mixed")
@@ -42,6 +44,8 @@ func TestLaneSourceReadsTheSweep(t *testing.T) {
 	write("slurm-1_0.out", log.String())
 	write("gpu.jsonl", `{"t":1,"gpu":0,"v":{"utilization.gpu":40,"memory.used":1024,"memory.total":81920}}`+"\n"+
 		`{"t":2,"gpu":0,"v":{"utilization.gpu":60,"memory.used":2048,"memory.total":81920}}`+"\n")
+	write("telemetry.jsonl", `{"t": 1, "url": "http://127.0.0.1:8000/metrics", "values": {"vllm:prefix_cache_queries_total": 1000, "vllm:prefix_cache_hits_total": 100, "vllm:kv_cache_usage_perc": 0.25}}`+"\n"+
+		`{"t": 2, "url": "http://127.0.0.1:8000/metrics", "values": {"vllm:prefix_cache_queries_total": 2000, "vllm:prefix_cache_hits_total": 600, "vllm:kv_cache_usage_perc": 0.5}}`+"\n")
 	secret := filepath.Join(t.TempDir(), "secret.log")
 	if err := os.WriteFile(secret, []byte("secret\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,8 +82,8 @@ func TestLaneSourceReadsTheSweep(t *testing.T) {
 	if !strings.Contains(v, "\nline\nline x\nlast line\n") || strings.Contains(v, "\x1b]") || strings.Contains(v, "secret") {
 		t.Errorf("the tail is not the last three lines, cleaned:\n%s", v)
 	}
-	if d.TelNote != "no telemetry.jsonl yet" {
-		t.Errorf("telemetry note %q", d.TelNote)
+	if !strings.Contains(v, "telemetry: ") || !strings.Contains(v, "prefix_cache_hit_rate 0.5") || !strings.Contains(v, "kv_cache_usage_peak 0.5") {
+		t.Errorf("the telemetry figures so far are not shown:\n%s", v)
 	}
 }
 
