@@ -14,6 +14,7 @@ import (
 	"github.com/kvsweep/kvsweep/internal/fail"
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Summary and Help are kvsweep watch's line in the command list and its
@@ -64,6 +65,11 @@ func (o *Options) Run(l *lane.Lane, dirs []string) error {
 	}
 	if !isTerminal(l.Stdout) {
 		return plain(l, dirs)
+	}
+	for _, dir := range dirs {
+		if _, err := sweep.ReadManifest(dir); err != nil {
+			return err
+		}
 	}
 	src := newLaneSource(l, dirs, o.Interval)
 	p := tea.NewProgram(NewModel(src, o.Interval), tea.WithAltScreen(), tea.WithOutput(l.Stdout))

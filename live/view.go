@@ -88,7 +88,7 @@ func (m *Model) table() []string {
 	w := m.widths()
 	var lines []string
 	at, i := 0, 0
-	lines = append(lines, dim.Render(m.cols(w, "", "id", "name", "job", "state", "exit", "elapsed", "nodes", "gpu", "reason")))
+	lines = append(lines, dim.Render(m.cols(w, " ", "id", "name", "job", "state", "exit", "elapsed", "nodes", "gpu", "reason")))
 	for _, sw := range m.snap.Sweeps {
 		head := sw.Dir
 		if sw.ID != "" {

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -234,5 +235,30 @@ func TestKeysReadTogether(t *testing.T) {
 	step(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kcy")})
 	if len(src.acts) != 1 || src.acts[0] != "cancel sweeps/vllm b7c8d9" {
 		t.Errorf("k c y read together: actions %v", src.acts)
+	}
+}
+
+// A sweep longer than the screen scrolls to keep the selected row in
+// view, under the column heading, within the height.
+func TestViewScrolls(t *testing.T) {
+	var cells []scheduler.CellStatus
+	for i := range 100 {
+		cells = append(cells, cell(fmt.Sprintf("c%03d", i), fmt.Sprintf("cell-%03d", i), fmt.Sprintf("7_%d", i), scheduler.StateRunning, "00:00:01", "n1"))
+	}
+	src := &fakeSource{snap: Snapshot{At: time.Unix(0, 0), Sweeps: []Sweep{{Dir: "big", Cells: cells}}}}
+	m := NewModel(src, time.Second)
+	step(m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	step(m, pollMsg{snap: src.snap})
+	for range 70 {
+		step(m, tea.KeyMsg{Type: tea.KeyDown})
+	}
+	v := m.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) > 30 || !strings.Contains(v, "> c070 cell-070") || !strings.HasPrefix(lines[2], "  id") {
+		t.Errorf("%d lines, the selected row or the heading missing:\n%s", len(lines), v)
+	}
+	step(m, tea.KeyMsg{Type: tea.KeyHome})
+	if v := m.View(); !strings.Contains(v, "> c000 cell-000") || !strings.Contains(v, "big · 100 cells: 100 RUNNING") {
+		t.Errorf("Home:\n%s", v)
 	}
 }
