@@ -1,9 +1,12 @@
 package lane
 
 import (
+	"fmt"
+	"io"
 	"sync"
 
 	"github.com/kvsweep/kvsweep/scheduler"
+	"github.com/kvsweep/kvsweep/sweep"
 )
 
 // Statuses asks one for the status of each sweep in dirs at once, one
@@ -22,4 +25,18 @@ func Statuses(dirs []string, one func(dir string) ([]scheduler.CellStatus, error
 	}
 	wg.Wait()
 	return out
+}
+
+// SaidWaiting says on w how many cells of a paced sweep wait for room
+// (kvsweep status; watched: while it follows the sweep).
+func SaidWaiting(w io.Writer, dir string, cells []scheduler.CellStatus, watched bool) {
+	n := scheduler.Counts(cells)[scheduler.StateNotSubmitted]
+	if recs, err := sweep.ReadJournal(dir); n == 0 || err != nil || !sweep.Paced(recs) {
+		return
+	}
+	if watched {
+		fmt.Fprintf(w, "kvsweep: %d cells still wait for room in the queue\n", n)
+		return
+	}
+	fmt.Fprintf(w, "kvsweep: %d cells wait for room in the queue: kvsweep status %s --watch (or submit again) submits them as room appears\n", n, dir)
 }

@@ -14,19 +14,21 @@ func Cancel(ctx context.Context, dir string, sched Scheduler, cellIDs []string) 
 	if err != nil {
 		return 0, err
 	}
-	want := map[string]bool{}
+	want, missing := map[string]bool{}, map[string]bool{}
 	for _, id := range cellIDs {
-		want[id] = true
+		want[id], missing[id] = true, true
 	}
 	var targets []string
 	for _, c := range cells {
+		// want, not missing: once the cells named are found, the cells
+		// after them are still not named.
 		if c.Task == "" || Terminal(c.State) || (len(want) > 0 && !want[c.ID]) {
 			continue
 		}
 		targets = append(targets, c.Task)
-		delete(want, c.ID)
+		delete(missing, c.ID)
 	}
-	for id := range want {
+	for id := range missing {
 		return 0, fail.Usagef("cell %q is not a live cell of this sweep", id)
 	}
 	if err := sched.Cancel(ctx, targets); err != nil {

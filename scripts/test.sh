@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client postgresql procps chromium fonts-dejavu-core)
+APT=(shellcheck python3 bash coreutils libxml2-utils etcd-server etcd-client postgresql procps chromium fonts-dejavu-core tmux)
 
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
@@ -117,7 +117,8 @@ go test -count=1 -timeout 60m "$@" ./...
 if [ $# -eq 0 ]; then
 	# Once more under the race detector, for the packages with concurrency:
 	# collect's workers, the store, the local executor, the pin resolver
-	# and the parts large JSON documents are stepped over in.
+	# and the parts large JSON documents are stepped over in, the live
+	# view's polls and reads.
 	echo "test.sh: go test -race" >&2
-	go test -race -count=1 -timeout 30m ./result ./testrun ./history/... ./reports ./scheduler ./scheduler/local ./scheduler/slurm ./sweep ./imagebuild ./internal/jsonsplit
+	go test -race -count=1 -timeout 30m ./result ./testrun ./history/... ./reports ./scheduler ./scheduler/local ./scheduler/slurm ./sweep ./imagebuild ./internal/jsonsplit ./live
 fi

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kvsweep/kvsweep/lane"
 	"github.com/kvsweep/kvsweep/scheduler"
-	"github.com/kvsweep/kvsweep/sweep"
 )
 
 func init() { register(statusCmd, cancelCmd) }
@@ -82,7 +81,7 @@ func statusOne(e *env, dir string, cfg *scheduler.Config, w watching) ([]schedul
 	if err != nil {
 		return nil, err
 	}
-	saidWaiting(e, dir, cells, w.on)
+	lane.SaidWaiting(e.stderr, dir, cells, w.on)
 	lane.RemoveLeftovers(e.stderr, dir, lane.EndedIn(cells))
 	return cells, nil
 }
@@ -135,17 +134,4 @@ func watchSweep(e *env, dir string, cfg *scheduler.Config, interval time.Duratio
 	ctx, stop := interruptible()
 	defer stop()
 	return l.Watch(ctx, dir)
-}
-
-// saidWaiting says how many cells of a paced sweep wait for room.
-func saidWaiting(e *env, dir string, cells []scheduler.CellStatus, watched bool) {
-	n := scheduler.Counts(cells)[scheduler.StateNotSubmitted]
-	if recs, err := sweep.ReadJournal(dir); n == 0 || err != nil || !sweep.Paced(recs) {
-		return
-	}
-	if watched {
-		fmt.Fprintf(e.stderr, "kvsweep: %d cells still wait for room in the queue\n", n)
-		return
-	}
-	fmt.Fprintf(e.stderr, "kvsweep: %d cells wait for room in the queue: kvsweep status %s --watch (or submit again) submits them as room appears\n", n, dir)
 }

@@ -20,8 +20,9 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "internal/progress", "lane", "lane/images", "loadsearch", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "internal/progress", "lane", "lane/images", "live", "loadsearch", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"lane/images":                 {"imagebuild", "lane"},
+	"live":                        {"gpustat", "internal/fail", "lane", "scheduler", "sweep", "telemetry"},
 	"lane":                        {"analysis", "bisect", "harness", "history", "internal/fail", "matrix", "render", "reports", "result", "rules", "scheduler", "sweep", "testrun"},
 	"matrix":                      {"internal/names", "internal/yamlpos", "rules"},
 	"render":                      {"internal/shq", "internal/table", "matrix", "rules", "sweep", "templates"},
@@ -83,7 +84,8 @@ var Allowed = map[string][]string{
 // needs none of them links none of them: BuildKit and the registry client
 // belong to imagebuild (and the tests' image builder), etcd to coord,
 // client-go to the Kubernetes scheduler, the JSON Schema validator to
-// result, the PostgreSQL driver to history/pg (and the tests' server).
+// result, the PostgreSQL driver to history/pg (and the tests' server),
+// the terminal-UI library to the live view.
 var Heavy = map[string][]string{
 	"github.com/moby/buildkit":               {"imagebuild"},
 	"github.com/google/go-containerregistry": {"imagebuild", "internal/testing/imagetest"},
@@ -92,6 +94,8 @@ var Heavy = map[string][]string{
 	"k8s.io/client-go":                       {"scheduler/k8s"},
 	"k8s.io/api":                             {"scheduler/k8s", "render/kubejob"},
 	"github.com/jackc/pgx/v5":                {"history/pg", "internal/testing/pgtest"},
+	"github.com/charmbracelet/bubbletea":     {"live"},
+	"github.com/charmbracelet/lipgloss":      {"live"},
 }
 
 // Package is what Check needs to know of one package: its path relative
