@@ -87,6 +87,14 @@ type Cell struct {
 	Note string `json:"note,omitempty"`
 }
 
+// Title is how reports name the cell: "NAME (ID)", or the id alone.
+func (c *Cell) Title() string {
+	if c.Name == "" || c.Name == c.ID {
+		return c.ID
+	}
+	return c.Name + " (" + c.ID + ")"
+}
+
 // Probe is one load level of one cell, repeated.
 type Probe struct {
 	Round   int      `json:"round"` // the search round it ran in, from 1

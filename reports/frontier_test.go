@@ -68,12 +68,13 @@ func kvcrFrontier() *frontier.Frontier {
 				probe(6, 14, stats(10.2, 10.0, 10.4, 650, 60), "ttft_p99_ms 650 > 500", "itl_p99_ms 60 > 50"),
 			}, Point: &frontier.Point{Load: 12, Low: 11.6, High: 12.4, MinDetectable: 0.8,
 				Throughput: frontier.Stat{N: 3, Mean: 10.5, Low: 10.3, High: 10.7, SD: 0.08}}},
-			{ID: "sglang-1p1d-isl2k", Probes: []frontier.Probe{probe(1, 2, stats(1.5, 1.4, 1.6, 700, 40), "ttft_p99_ms 700 > 500")},
+			{ID: "sglang-1p1d-isl2k", Name: "sglang-1p1d-g", Probes: []frontier.Probe{probe(1, 2, stats(1.5, 1.4, 1.6, 700, 40), "ttft_p99_ms 700 > 500")},
 				Note: "the lowest load probed broke ttft_p99_ms"},
 			{ID: "vllm-1p1d-isl512", Probes: []frontier.Probe{probe(1, 4, stats(3.9, 3.8, 4.0, 200, 20)), probe(2, 8, stats(6.0, 5.5, 6.5, 700, 60), "ttft_p99_ms 700 > 500"),
 				probe(3, 6, stats(5.6, 5.4, 5.8, 560, 52), "ttft_p99_ms 560 > 500", "itl_p99_ms 52 > 50"), probe(4, 5, stats(4.9, 4.8, 5.0, 420, 40))},
 				Point: &frontier.Point{Load: 5, Low: 4.6, High: 5.4, Throughput: frontier.Stat{N: 3, Mean: 4.9, Low: 4.8, High: 5.0}}},
-			{ID: "vllm-2p1d-isl2k", Note: "budget reached"},
+			{ID: "vllm-2p1d-isl2k", Note: "budget reached", Probes: []frontier.Probe{{Round: 1, Load: 8, Infra: true,
+				Repeats: []frontier.Repeat{{Run: "round-01", Cell: "c9", Verdict: "INFRA"}}}}},
 		}}
 }
 
@@ -185,11 +186,11 @@ func TestFrontierComparisonSentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"vllm-1p1d-isl2k":   "kvcr serves 1.8x the rate within the SLO: 12.0 ± 0.4 vs 6.6 ± 0.3 req/s",
-		"vllm-1p1d-isl512":  "kvcr serves 1.0x the rate within the SLO: 5.0 ± 0.4 vs 4.8 ± 0.3 req/s (the 95 % intervals overlap: the repeats do not establish a difference)",
-		"vllm-1p1d-isl8k":   "only bare-vllm searched this cell: 3.2 ± 0.2 req/s",
-		"sglang-1p1d-isl2k": "only kvcr searched this cell: no operating point (the lowest load probed broke ttft_p99_ms)",
-		"vllm-2p1d-isl2k":   "only kvcr searched this cell: no operating point (budget reached)",
+		"vllm-1p1d-isl2k":                   "kvcr serves 1.8x the rate within the SLO: 12.0 ± 0.4 vs 6.6 ± 0.3 req/s",
+		"vllm-1p1d-isl512":                  "kvcr serves 1.0x the rate within the SLO: 5.0 ± 0.4 vs 4.8 ± 0.3 req/s (the 95 % intervals overlap: the repeats do not establish a difference)",
+		"vllm-1p1d-isl8k":                   "only bare-vllm searched this cell: 3.2 ± 0.2 req/s",
+		"sglang-1p1d-g (sglang-1p1d-isl2k)": "only kvcr searched this cell: no operating point (the lowest load probed broke ttft_p99_ms)",
+		"vllm-2p1d-isl2k":                   "only kvcr searched this cell: no operating point (budget reached)",
 	}
 	if len(c.Cells) != len(want) {
 		t.Errorf("%d cells compared, want %d", len(c.Cells), len(want))

@@ -92,15 +92,15 @@ func (c *FrontierComparison) compare(b, k *frontier.Cell) PointCompared {
 	p := PointCompared{}
 	switch {
 	case k == nil:
-		p.Cell, p.Only, p.Baseline, p.BaselineNote = b.ID, "baseline", b.Point, b.Note
+		p.Cell, p.Only, p.Baseline, p.BaselineNote = b.Title(), "baseline", b.Point, b.Note
 		p.Sentence = fmt.Sprintf("only %s searched this cell: %s", c.Baseline, pointOrNote(b, c.Unit))
 		return p
 	case b == nil:
-		p.Cell, p.Only, p.Candidate, p.CandidateNote = k.ID, "candidate", k.Point, k.Note
+		p.Cell, p.Only, p.Candidate, p.CandidateNote = k.Title(), "candidate", k.Point, k.Note
 		p.Sentence = fmt.Sprintf("only %s searched this cell: %s", c.Candidate, pointOrNote(k, c.Unit))
 		return p
 	}
-	p.Cell, p.Baseline, p.Candidate, p.BaselineNote, p.CandidateNote = b.ID, b.Point, k.Point, b.Note, k.Note
+	p.Cell, p.Baseline, p.Candidate, p.BaselineNote, p.CandidateNote = b.Title(), b.Point, k.Point, b.Note, k.Note
 	bp, kp := b.Point, k.Point
 	switch {
 	case bp == nil && kp == nil:

@@ -104,7 +104,7 @@ func writeFrontierHTML(w io.Writer, cand, base *FrontierReport, c *FrontierCompa
 		v.SLODiffer = table.Visible(c.SLODiffer)
 	}
 	for i, id := range cellIDs(sides) {
-		ch := frontierChart{ID: "cell-" + strconv.Itoa(i), Cell: table.Visible(id), W: fchartW, H: fchartH, L: fplotL, R: fplotR, T: fplotT, B: fplotB,
+		ch := frontierChart{ID: "cell-" + strconv.Itoa(i), Cell: table.Visible(cellTitle(sides, id)), W: fchartW, H: fchartH, L: fplotL, R: fplotR, T: fplotT, B: fplotB,
 			XTitle: cand.Latency + " (mean over repeats)", YTitle: frontier.Throughput + " (mean over repeats)"}
 		if c != nil {
 			if k := slices.IndexFunc(c.Cells, func(p PointCompared) bool { return p.Cell == id }); k >= 0 {
@@ -143,6 +143,18 @@ func cellIDs(sides []*FrontierReport) []string {
 		}
 	}
 	return ids
+}
+
+// cellTitle is the name the first side that has cell id gives it.
+func cellTitle(sides []*FrontierReport, id string) string {
+	for _, s := range sides {
+		for _, c := range s.Cells {
+			if c.ID == id && c.Title != "" {
+				return c.Title
+			}
+		}
+	}
+	return id
 }
 
 // draw lays out the chart of cell id: the axes from every side's probes

@@ -34,6 +34,7 @@ type FrontierReport struct {
 // CellReport is one cell of a search's report.
 type CellReport struct {
 	ID        string          `json:"id"`
+	Title     string          `json:"title"` // the cell's name and id, as the reports show it
 	Point     *frontier.Point `json:"point,omitempty"`
 	PointText string          `json:"point_text"` // "12.0 ± 0.4 req/s", or "none"
 	Note      string          `json:"note,omitempty"`
@@ -51,8 +52,9 @@ type ProbeReport struct {
 	Meets     bool                     `json:"meets"`
 	Broken    []string                 `json:"broken,omitempty"`
 	Noisy     bool                     `json:"noisy,omitempty"`
-	Frontier  bool                     `json:"frontier"`  // not dominated: no other probe has more throughput at no more latency
-	Operating bool                     `json:"operating"` // the operating point's probe
+	Infra     bool                     `json:"infra,omitempty"` // every repeat failed outside the test
+	Frontier  bool                     `json:"frontier"`        // not dominated: no other probe has more throughput at no more latency
+	Operating bool                     `json:"operating"`       // the operating point's probe
 }
 
 // NewFrontierReport derives the report of f (which CheckFrontier passed).
@@ -60,12 +62,12 @@ func NewFrontierReport(f *frontier.Frontier) *FrontierReport {
 	r := &FrontierReport{Name: f.Name, Label: f.Label, Axis: f.Axis, Unit: f.Axis.Unit(), Latency: latencyFigure(f),
 		SLO: append([]frontier.SLO{}, f.SLO...), Repeats: f.Repeats, Stopped: f.Stopped, Cells: make([]CellReport, 0, len(f.Cells))}
 	for _, c := range f.Cells {
-		cr := CellReport{ID: c.ID, Point: c.Point, PointText: pointText(c.Point, r.Unit), Note: c.Note,
+		cr := CellReport{ID: c.ID, Title: c.Title(), Point: c.Point, PointText: pointText(c.Point, r.Unit), Note: c.Note,
 			Probes: make([]ProbeReport, 0, len(c.Probes))}
 		op := -1
 		for i, p := range c.Probes {
 			pr := ProbeReport{Round: p.Round, Load: p.Load, Repeats: len(p.Repeats), Figures: probeFigures(p),
-				Meets: p.Meets, Broken: p.Broken, Noisy: p.Noisy}
+				Meets: p.Meets, Broken: p.Broken, Noisy: p.Noisy, Infra: p.Infra}
 			if c.Point != nil && p.Meets && p.Load == c.Point.Load {
 				op = i
 			}
@@ -204,7 +206,10 @@ func sloText(slo []frontier.SLO) string {
 // verdictText says whether a probe met the SLOs, which broke, and noise.
 func verdictText(p ProbeReport) string {
 	s := "meets"
-	if !p.Meets {
+	switch {
+	case p.Infra:
+		s = "not judged: every repeat failed outside the test"
+	case !p.Meets:
 		s = "broken"
 		if len(p.Broken) > 0 {
 			s += ": " + strings.Join(p.Broken, "; ")
@@ -275,7 +280,7 @@ func writeFrontierText(b *bytes.Buffer, format Format, r *FrontierReport) error 
 	b.WriteString("\n")
 	rows := make([][]string, 0, len(r.Cells))
 	for _, c := range r.Cells {
-		row := []string{c.ID, c.PointText, "–", "–", "–", strconv.Itoa(len(c.Probes)), c.Note}
+		row := []string{c.Title, c.PointText, "–", "–", "–", strconv.Itoa(len(c.Probes)), c.Note}
 		if p := c.Point; p != nil {
 			row[2] = num(p.Low) + "–" + num(p.High)
 			if p.MinDetectable > 0 {
@@ -291,7 +296,7 @@ func writeFrontierText(b *bytes.Buffer, format Format, r *FrontierReport) error 
 	}
 	cols := figureColumns(r.SLO)
 	for _, c := range r.Cells {
-		head := table.Visible(c.ID) + ": operating point " + c.PointText
+		head := table.Visible(c.Title) + ": operating point " + c.PointText
 		if format == Markdown {
 			fmt.Fprintf(b, "\n### %s\n\n", head)
 		} else {
