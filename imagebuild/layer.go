@@ -116,7 +116,7 @@ func BuildLayer(ctx context.Context, p *LayerPlan, opts ...Option) (*Result, err
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	provDir, err := writeRevisions(tmp, rv)
+	provDir, err := writeRevisions(tmp, "provenance", rv)
 	if err != nil {
 		return nil, err
 	}
