@@ -1,6 +1,7 @@
 package imagebuild
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -257,4 +258,28 @@ func VerifyAll(ins []*Inspection, r *Resolved) []provenance.Mismatch {
 		}
 	}
 	return out
+}
+
+// pinPlatform is ref (NAME[:TAG][@DIGEST]) pinned to the image of
+// o.platform: an index's entry for it, or the image itself when its
+// config says that platform. NAME[:TAG]@DIGEST of the platform's image.
+func pinPlatform(ctx context.Context, ref string, o *options) (string, error) {
+	base, _, _ := strings.Cut(ref, "@")
+	imgs, _, cleanup, err := openImages(ctx, ref, o.insecure)
+	if err != nil {
+		return "", fmt.Errorf("resolving image %s for %s: %v", ref, o.platform, err)
+	}
+	defer cleanup()
+	var have []string
+	for _, im := range imgs {
+		if im.platform == o.platform {
+			d, err := im.img.Digest()
+			if err != nil {
+				return "", err
+			}
+			return base + "@" + d.String(), nil
+		}
+		have = append(have, cmp.Or(im.platform, "no platform"))
+	}
+	return "", fmt.Errorf("image %s has no %s image (it has %s): build it for %s (kvsweep image build --platform), or set cluster.platform to the nodes' platform", ref, o.platform, strings.Join(have, ", "), o.platform)
 }

@@ -179,15 +179,22 @@ func Verify(in *Inspection, r *Resolved) []provenance.Mismatch {
 // PinDigest returns ref pinned by the digest its registry serves now
 // (NAME:TAG@sha256:...), so every job of a sweep runs exactly one image.
 // A ref already pinned by digest, and a file (.sqsh, .sif, a path), are
-// returned as they are. WithInsecureRegistry applies.
+// returned as they are. WithInsecureRegistry applies; WithPlatform pins
+// an index (by tag or digest) to that platform's image, and refuses an
+// image of another platform.
 func PinDigest(ctx context.Context, ref string, opts ...Option) (string, error) {
-	if strings.Contains(ref, "@sha256:") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") ||
-		strings.HasSuffix(ref, ".sqsh") || strings.HasSuffix(ref, ".sif") {
+	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") || strings.HasSuffix(ref, ".sqsh") || strings.HasSuffix(ref, ".sif") {
 		return ref, nil
 	}
 	o, err := apply(opts)
 	if err != nil {
 		return "", err
+	}
+	if o.platform != "" {
+		return pinPlatform(ctx, ref, o)
+	}
+	if strings.Contains(ref, "@sha256:") {
+		return ref, nil
 	}
 	var nopts []name.Option
 	if o.insecure {
