@@ -147,18 +147,8 @@ RUN case "${TARGETARCH}" in amd64) s=${TOOL_SHA256_AMD64} ;; arm64) s=${TOOL_SHA
 // platform, and each platform's digest the same from a fresh builder.
 func TestBuildTwoPlatforms(t *testing.T) {
 	e := setup(t)
-	bb := os.Getenv("KVSWEEP_BUSYBOX_ARM64")
-	if bb == "" {
-		t.Fatal("KVSWEEP_BUSYBOX_ARM64 is not set: scripts/buildkit-env.sh install; eval \"$(scripts/buildkit-env.sh env)\"")
-	}
-	base := imagetest.PushBaseIndex(t, e.registry+"/test/busybox-multi:1", bb)
-	rp := e.repos(t)
-	kvcr := checkout(t)
-	pins := e.pins(t, "v0", rp.adapter[0], kvcr, base)
-	src, _ := os.ReadFile(pins)
-	if err := os.WriteFile(pins, append([]byte("platforms: [linux/amd64, linux/arm64]\n"), src...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bb := busyboxARM64(t)
+	pins := e.twoPlatformPins(t, bb)
 	var digests [2]map[string]string
 	for i := range 2 {
 		addr := e.addr
@@ -282,5 +272,131 @@ func TestVerifyAllPlatforms(t *testing.T) {
 	want = "reg/kvcr:1 does not match pins.yaml:\n  platform linux/arm64: the image has none, the pins resolve to linux/arm64"
 	if err == nil || err.Error() != want {
 		t.Errorf("index without arm64:\n%v\nwant\n%s", err, want)
+	}
+}
+
+// The shipped quick-start Dockerfiles choose each download by TARGETARCH:
+// built for both platforms with a SHA-256 per platform they have no
+// platform findings; with one SHA-256 for both, each is a finding at the
+// pins.
+func TestQuickStartDockerfilesPerPlatform(t *testing.T) {
+	per := `version: 1
+engine: %s
+platforms: [linux/amd64, linux/arm64]
+base: reg.example/base:1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+dynamo: {repo: https://example.com/dynamo.git, ref: v1.2.0}
+%skvcr: {path: kvcr}
+build_args:
+  RUSTUP_VERSION: "1.28.2"
+  RUST_VERSION: "1.90.0"
+  PROTOC_VERSION: "31.1"
+  ETCD_VERSION: v3.5.21
+  NATS_VERSION: "2.10.29"
+`
+	for _, engine := range Engines {
+		adapter := ""
+		if engine == EngineVLLM {
+			adapter = "vllm_adapter: {repo: https://example.com/vllm.git, ref: v0.20.1}\n"
+		}
+		src := fmt.Sprintf(per, engine, adapter)
+		for _, k := range []string{"RUSTUP_SHA256", "PROTOC_SHA256", "ETCD_SHA256", "NATS_SHA256"} {
+			src += fmt.Sprintf("  %s: {linux/amd64: aaaa, linux/arm64: bbbb}\n", k)
+		}
+		if fs := platformFindings(t, src); len(fs) != 0 {
+			t.Errorf("%s, a SHA-256 per platform: %v", engine, fs)
+		}
+		one := strings.ReplaceAll(src, "{linux/amd64: aaaa, linux/arm64: bbbb}", "aaaa")
+		if fs := platformFindings(t, one); len(fs) != 4 || fs[0].Rule != RuleDownloadOneArch || fs[0].File != "pins.yaml" {
+			t.Errorf("%s, one SHA-256 for both: %v, want 4 download-one-arch findings at the pins", engine, fs)
+		}
+	}
+}
+
+// platformFindings are the findings of the pins src but those about its
+// Python lock (it names none).
+func platformFindings(t *testing.T, src string) []Finding {
+	t.Helper()
+	p, err := ParsePins("pins.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := Check(&Resolved{Pins: p, BuildArgs: p.BuildArgs, Platforms: p.Platforms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Finding
+	for _, f := range fs {
+		if f.Rule != RuleLockMissing {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func busyboxARM64(t *testing.T) string {
+	bb := os.Getenv("KVSWEEP_BUSYBOX_ARM64")
+	if bb == "" {
+		t.Fatal("KVSWEEP_BUSYBOX_ARM64 is not set: scripts/buildkit-env.sh install; eval \"$(scripts/buildkit-env.sh env)\"")
+	}
+	return bb
+}
+
+// twoPlatformPins are the fixture's pins for linux/amd64 and linux/arm64
+// on a busybox base index.
+func (e *env) twoPlatformPins(t *testing.T, bb string) string {
+	t.Helper()
+	base := imagetest.PushBaseIndex(t, e.registry+"/test/busybox-multi:1", bb)
+	rp := e.repos(t)
+	pins := e.pins(t, "v0", rp.adapter[0], checkout(t), base)
+	src, _ := os.ReadFile(pins)
+	if err := os.WriteFile(pins, append([]byte("platforms: [linux/amd64, linux/arm64]\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pins
+}
+
+// image layer on an index keeps the index: a layered image per platform,
+// each on that platform's image, recording its platform, the new KVCR
+// commit and the image it was layered on.
+func TestLayerTwoPlatforms(t *testing.T) {
+	e := setup(t)
+	r := resolve(t, e.twoPlatformPins(t, busyboxARM64(t)), WithInsecureRegistry())
+	on := e.registry + "/test/kvcr-multi:layer-on"
+	if _, err := Build(context.Background(), r, WithAddr(e.addr), WithPush(on), WithInsecureRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	under, err := InspectAll(context.Background(), on, WithInsecureRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := filepath.Join(t.TempDir(), "Dockerfile")
+	layer := "ARG ON_IMAGE=scratch\nFROM ${ON_IMAGE}\nRUN rm -rf /opt/kvcr\nCOPY . /opt/kvcr\n" +
+		"COPY --from=provenance source-revisions.json /opt/kvcr-build/source-revisions.json\nRUN grep -q '\"platform\"' /opt/kvcr-build/source-revisions.json\n"
+	if err := os.WriteFile(df, []byte(layer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kvcr := imagetest.Checkout(t, map[string]string{"pr.txt": "a pull request\n"})
+	p, err := PlanLayer(context.Background(), on, kvcr, df, WithInsecureRegistry(), WithVersion("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := e.registry + "/test/kvcr-multi:layered"
+	if _, err := BuildLayer(context.Background(), p, WithAddr(e.addr), WithPush(ref), WithInsecureRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	ins, err := InspectAll(context.Background(), ref, WithInsecureRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 2 {
+		t.Fatalf("the layered image has %d platforms, want 2", len(ins))
+	}
+	for i, in := range ins {
+		rv := in.Revisions
+		if in.Platform != under[i].Platform || rv.Platform != in.Platform || rv.LayeredOn == nil || rv.LayeredOn.Digest != under[i].Digest ||
+			rv.Commit(KVCR) != p.Revisions.Commit(KVCR) || rv.Commit(KVCR) == under[i].Revisions.Commit(KVCR) {
+			t.Errorf("%s: records platform %q, layered on %+v, kvcr %s; want its own platform on %s with the new kvcr commit",
+				in.Platform, rv.Platform, rv.LayeredOn, rv.Commit(KVCR), under[i].Digest)
+		}
 	}
 }
