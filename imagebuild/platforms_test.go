@@ -182,6 +182,16 @@ func TestBuildTwoPlatforms(t *testing.T) {
 	if res.Digest != digests[0][PlatformAMD64] {
 		t.Errorf("linux/amd64 alone is %s, the index's linux/amd64 image %s", res.Digest, digests[0][PlatformAMD64])
 	}
+	// cluster.platform pins an index to its platform's image, and refuses
+	// an image without one.
+	ref := e.registry + "/test/kvcr-multi:0"
+	if got, err := PinDigest(context.Background(), ref, WithInsecureRegistry(), WithPlatform(PlatformARM64)); err != nil || got != ref+"@"+digests[0][PlatformARM64] {
+		t.Errorf("pinned for linux/arm64: %s %v, want the arm64 image %s", got, err, digests[0][PlatformARM64])
+	}
+	_, err = PinDigest(context.Background(), e.registry+"/test/kvcr-multi:amd64", WithInsecureRegistry(), WithPlatform(PlatformARM64))
+	if err == nil || !strings.Contains(err.Error(), "has no linux/arm64 image (it has linux/amd64)") {
+		t.Errorf("an amd64 image pinned for linux/arm64: %v", err)
+	}
 }
 
 // checkTwoPlatforms checks an index built by TestBuildTwoPlatforms and
