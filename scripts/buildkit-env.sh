@@ -73,19 +73,26 @@ busybox_arm64() {
 	rm -rf "$dir"
 }
 
-# binfmt_start registers QEMU's aarch64 emulator unless an aarch64 handler
-# is registered already (then it is left alone, and so on stop).
+# binfmt_start registers QEMU's aarch64 emulator unless an enabled aarch64
+# handler with the F and P flags is registered already (then it is left
+# alone, and so on stop). One without them (it would not run inside
+# containers, or would lose argv[0]) is shadowed: the kernel tries the
+# newest entry first.
 binfmt_start() {
 	if [ ! -e "$BINFMT/register" ]; then
 		mount -t binfmt_misc binfmt_misc "$BINFMT"
 	fi
 	local f
 	for f in "$BINFMT"/*; do
-		case ${f##*/} in register | status) continue ;; esac
-		if grep -q '^enabled' "$f" && grep -q '^magic 7f454c460201010000000000000000000200b700' "$f"; then
+		case ${f##*/} in register | status | "$BINFMT_NAME") continue ;; esac
+		if grep -q '^enabled' "$f" && grep -q '^magic 7f454c460201010000000000000000000200b700' "$f" &&
+			grep '^flags:' "$f" | grep -q F && grep '^flags:' "$f" | grep -q P; then
 			return
 		fi
 	done
+	if [ -e "$BINFMT/$BINFMT_NAME" ]; then
+		return
+	fi
 	printf ':%s:M::%s:%s:%s:FP\n' "$BINFMT_NAME" "$AARCH64_MAGIC" "$AARCH64_MASK" /usr/bin/qemu-aarch64-static >"$BINFMT/register"
 	touch "$BASE/binfmt-registered"
 }
