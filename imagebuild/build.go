@@ -44,7 +44,11 @@ type Output struct {
 type Result struct {
 	Digest    string                     `json:"digest,omitempty"` // the image manifest digest
 	Revisions provenance.SourceRevisions `json:"source_revisions"`
-	Outputs   []Output                   `json:"-"`
+	// Platforms are the index's images, one per platform, each with what
+	// it records (a build of one platform lists that one; Digest is then
+	// its image's, else the index's).
+	Platforms []PlatformImage `json:"platforms,omitempty"`
+	Outputs   []Output        `json:"-"`
 }
 
 // Build builds the image of r through buildkitd.
@@ -76,7 +80,11 @@ func Build(ctx context.Context, r *Resolved, opts ...Option) (*Result, error) {
 	if err := localMounts(&solve, r, plan, tmp); err != nil {
 		return nil, err
 	}
-	return solveImage(ctx, c, solve, o, plan.Revisions, tmp)
+	res, err := solveImage(ctx, c, solve, o, plan.Revisions, tmp)
+	if err != nil {
+		return nil, err
+	}
+	return res, platformImages(ctx, res, plan, o)
 }
 
 // solveImage runs a solve whose frontend and local sources are set, with
@@ -130,16 +138,18 @@ func buildOptions(opts []Option) (*options, error) {
 // (source-revisions.json, the embedded Dockerfile unless the pins name
 // one) and mounts it with the KVCR checkout as the solve's local sources.
 func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) error {
-	provDir, err := writeRevisions(tmp, plan.Revisions)
-	if err != nil {
-		return err
-	}
 	_, embedded := EmbeddedDockerfile(r.engine())
 	dfDir, err := dockerfileDir(tmp, r.Dockerfile, embedded)
 	if err != nil {
 		return err
 	}
-	mounts := map[string]string{"dockerfile": dfDir, "provenance": provDir}
+	mounts := map[string]string{"dockerfile": dfDir}
+	// Each platform's record in a context of its own (ProvenanceContext).
+	for pl, rv := range plan.Platforms {
+		if mounts[ProvenanceContext(pl)], err = writeRevisions(tmp, ProvenanceContext(pl), rv); err != nil {
+			return err
+		}
+	}
 	if r.PythonLock != nil {
 		// The bytes that were hashed, as the one name the Dockerfile copies.
 		lockDir := filepath.Join(tmp, "python_lock")
@@ -157,14 +167,14 @@ func localMounts(solve *client.SolveOpt, r *Resolved, plan *Plan, tmp string) er
 	return mount(solve, mounts, r.Dockerfile)
 }
 
-// writeRevisions writes rv as source-revisions.json into tmp/provenance,
-// the named context the Dockerfile copies it from.
-func writeRevisions(tmp string, rv provenance.SourceRevisions) (string, error) {
+// writeRevisions writes rv as source-revisions.json into tmp/name, the
+// named context the Dockerfile copies it from.
+func writeRevisions(tmp, name string, rv provenance.SourceRevisions) (string, error) {
 	revJSON, err := json.MarshalIndent(rv, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(tmp, "provenance")
+	dir := filepath.Join(tmp, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

@@ -49,6 +49,9 @@ const (
 	RuleArgUnused      = "arg-unused"         // a pinned build argument no ARG declares
 	RuleLockMissing    = "lock-missing"       // the Dockerfile installs a lock the pins do not name
 	RuleLockFloats     = "lock-unhashed"      // a lock requirement without a version and hash
+	// RuleDownloadOneArch: a build for several platforms whose download
+	// is one file, or checked by one SHA-256, for all of them.
+	RuleDownloadOneArch = "download-one-arch"
 )
 
 // EmbeddedDockerfileName names the embedded Dockerfile of the vLLM engine
@@ -109,12 +112,13 @@ func Check(r *Resolved) ([]Finding, error) {
 		fs = append(fs, checkLock(r.Pins.PythonLock, r.PythonLock.Data)...)
 	}
 	for _, k := range r.Pins.ArgKeys {
-		if !args[k] {
+		if missing := undeclared(r, k, args); missing != "" {
 			f := Finding{File: r.Pins.File, Line: r.Pins.argLines[k], Rule: RuleArgUnused,
-				Message: fmt.Sprintf("build_args.%s: %s declares no ARG %s, so the value would not reach the build (and source-revisions.json would record what was not used)", k, filepath.Base(name), k)}
+				Message: fmt.Sprintf("build_args.%s: %s declares no ARG %s, so the value would not reach the build (and source-revisions.json would record what was not used)", k, filepath.Base(name), missing)}
 			fs = append(fs, f)
 		}
 	}
+	fs = append(fs, checkPlatforms(r, name, facts)...)
 	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
@@ -126,6 +130,8 @@ func Check(r *Resolved) ([]Finding, error) {
 type dockerfileFacts struct {
 	args     map[string]bool // the build arguments it declares
 	lockLine int             // the line copying from python_lock, or 0
+	// downloads are the RUNs that download (curl, wget): line and text.
+	downloads []download
 }
 
 // checkDockerfile checks one Dockerfile.
@@ -161,6 +167,7 @@ func checkDockerfile(name string, src []byte) ([]Finding, dockerfileFacts, error
 			}
 		case "run":
 			checkRun(n, strings.Join(words, " "), add)
+			facts.downloads = appendDownload(facts.downloads, n.StartLine, strings.Join(words, " "))
 		}
 	}
 	return out, facts, nil

@@ -15,16 +15,18 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // Inspection is what an image says about how it was built.
 type Inspection struct {
-	Ref         string                      `json:"ref"`
-	Digest      string                      `json:"digest"`
+	Ref    string `json:"ref"`
+	Digest string `json:"digest"` // the platform's image manifest
+	// Platform is the image's (os/arch); Index is the digest of the
+	// index it was read from ("" for a plain image).
+	Platform    string                      `json:"platform,omitempty"`
+	Index       string                      `json:"index,omitempty"`
 	Labels      map[string]string           `json:"labels"`
 	User        string                      `json:"user,omitempty"` // the config's, as USER set it
 	Annotations map[string]string           `json:"annotations,omitempty"`
@@ -32,18 +34,52 @@ type Inspection struct {
 }
 
 // Inspect reads an image (REF in a registry, oci:FILE or docker:FILE) and
-// the source-revisions.json inside it. No daemon is needed.
+// the source-revisions.json inside it; of an index, the platform
+// WithPlatform names (else linux/amd64's, else the first). No daemon is
+// needed.
 func Inspect(ctx context.Context, ref string, opts ...Option) (*Inspection, error) {
 	o, err := apply(opts)
 	if err != nil {
 		return nil, err
 	}
-	img, cleanup, err := openImage(ctx, ref, o.insecure)
+	imgs, index, cleanup, err := openImages(ctx, ref, o.insecure)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	in := &Inspection{Ref: ref}
+	im, err := pick(imgs, o.platform)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return inspectOne(ref, index, im)
+}
+
+// InspectAll inspects every platform's image of REF: one Inspection for
+// a plain image, one per platform for an index, in the index's order.
+func InspectAll(ctx context.Context, ref string, opts ...Option) ([]*Inspection, error) {
+	o, err := apply(opts)
+	if err != nil {
+		return nil, err
+	}
+	imgs, index, cleanup, err := openImages(ctx, ref, o.insecure)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var out []*Inspection
+	for _, im := range imgs {
+		in, err := inspectOne(ref, index, im)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+func inspectOne(ref, index string, im image) (*Inspection, error) {
+	img := im.img
+	in := &Inspection{Ref: ref, Index: index, Platform: im.platform}
 	d, err := img.Digest()
 	if err != nil {
 		return nil, err
@@ -65,50 +101,6 @@ func Inspect(ctx context.Context, ref string, opts ...Option) (*Inspection, erro
 		return in, fmt.Errorf("%s in %s: %w", RevisionsPath, ref, err)
 	}
 	return in, nil
-}
-
-func openImage(ctx context.Context, ref string, insecure bool) (v1.Image, func(), error) {
-	none := func() {}
-	switch {
-	case strings.HasPrefix(ref, "oci:"):
-		dir, err := os.MkdirTemp("", "kvsweep-oci-")
-		if err != nil {
-			return nil, none, err
-		}
-		cleanup := func() { os.RemoveAll(dir) }
-		if err := untar(strings.TrimPrefix(ref, "oci:"), dir); err != nil {
-			cleanup()
-			return nil, none, err
-		}
-		idx, err := layout.ImageIndexFromPath(dir)
-		if err != nil {
-			cleanup()
-			return nil, none, err
-		}
-		im, err := idx.IndexManifest()
-		if err != nil || len(im.Manifests) == 0 {
-			cleanup()
-			return nil, none, fmt.Errorf("%s: no image in the OCI layout", ref)
-		}
-		img, err := idx.Image(im.Manifests[0].Digest)
-		return img, cleanup, err
-	case strings.HasPrefix(ref, "docker:"):
-		img, err := tarball.ImageFromPath(strings.TrimPrefix(ref, "docker:"), nil)
-		return img, none, err
-	}
-	var opts []name.Option
-	if insecure {
-		opts = append(opts, name.Insecure)
-	}
-	r, err := name.ParseReference(ref, opts...)
-	if err != nil {
-		return nil, none, err
-	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return nil, none, fmt.Errorf("%s: %s", ref, shortErr(err))
-	}
-	return img, none, nil
 }
 
 // readFile returns a file of the image's flattened file system.
@@ -181,21 +173,28 @@ func Verify(in *Inspection, r *Resolved) []provenance.Mismatch {
 	for n, rev := range r.Revisions {
 		want.Components[n] = rev.Component
 	}
-	return provenance.Compare(in.Revisions, want)
+	return append(provenance.Compare(in.Revisions, want), platformMismatches(in, r)...)
 }
 
 // PinDigest returns ref pinned by the digest its registry serves now
 // (NAME:TAG@sha256:...), so every job of a sweep runs exactly one image.
 // A ref already pinned by digest, and a file (.sqsh, .sif, a path), are
-// returned as they are. WithInsecureRegistry applies.
+// returned as they are. WithInsecureRegistry applies; WithPlatform pins
+// an index (by tag or digest) to that platform's image, and refuses an
+// image of another platform.
 func PinDigest(ctx context.Context, ref string, opts ...Option) (string, error) {
-	if strings.Contains(ref, "@sha256:") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") ||
-		strings.HasSuffix(ref, ".sqsh") || strings.HasSuffix(ref, ".sif") {
+	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") || strings.HasSuffix(ref, ".sqsh") || strings.HasSuffix(ref, ".sif") {
 		return ref, nil
 	}
 	o, err := apply(opts)
 	if err != nil {
 		return "", err
+	}
+	if o.platform != "" {
+		return pinPlatform(ctx, ref, o)
+	}
+	if strings.Contains(ref, "@sha256:") {
+		return ref, nil
 	}
 	var nopts []name.Option
 	if o.insecure {

@@ -23,10 +23,12 @@ type LayerPlan struct {
 	On string `json:"on"`
 	// User is the image's user, restored after the layer ("0" for root).
 	User string `json:"user"`
-	// Revisions is what the layered image records.
-	Revisions     provenance.SourceRevisions `json:"source_revisions"`
-	FrontendAttrs map[string]string          `json:"frontend_attrs"`
-	Dockerfile    string                     `json:"dockerfile"`
+	// Revisions is what the layered image records (of an index: the
+	// first platform's image; Platforms is each platform's).
+	Revisions     provenance.SourceRevisions            `json:"source_revisions"`
+	Platforms     map[string]provenance.SourceRevisions `json:"platforms,omitempty"`
+	FrontendAttrs map[string]string                     `json:"frontend_attrs"`
+	Dockerfile    string                                `json:"dockerfile"`
 	kvcrPath      string
 }
 
@@ -46,7 +48,7 @@ func PlanLayer(ctx context.Context, on, kvcrPath, dockerfile string, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	in, err := Inspect(ctx, pinned, opts...)
+	ins, err := InspectAll(ctx, pinned, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("the image to layer on: %w", err)
 	}
@@ -57,24 +59,23 @@ func PlanLayer(ctx context.Context, on, kvcrPath, dockerfile string, opts ...Opt
 	if kv.Dirty && !o.allowDirty {
 		return nil, fmt.Errorf("the checkout %s has uncommitted changes (diff sha256 %s); commit them, or pass --allow-dirty to build and record them", kvcrPath, kv.DiffSHA256[:12])
 	}
-	rv := *in.Revisions
-	rv.Components = maps.Clone(rv.Components)
-	if kv.Repo == "" {
-		kv.Repo = rv.Components[KVCR].Repo
-	}
-	rv.Components[KVCR] = kv.Component
 	name, _, _ := strings.Cut(pinned, "@")
-	rv.LayeredOn = &provenance.Layer{Name: name, Digest: in.Digest, Replaced: []string{KVCR}}
-	rv.Builder = &provenance.Builder{Kvsweep: o.version}
-	// Reproducible: the newer of the image's time and the commit's.
+	// Reproducible: the newest of the images' times and the commit's.
 	epoch := kv.CommitTime
-	if t, err := time.Parse(time.RFC3339, rv.Created); err == nil {
-		epoch = max(epoch, t.Unix())
+	for _, in := range ins {
+		if t, err := time.Parse(time.RFC3339, in.Revisions.Created); err == nil {
+			epoch = max(epoch, t.Unix())
+		}
 	}
-	rv.Created = time.Unix(epoch, 0).UTC().Format(time.RFC3339)
+	in := ins[0]
+	rv := layerRecord(in, kv, name, o.version, epoch)
 	user := in.User
 	if user == "" {
 		user = "0"
+	}
+	layeredOn := name + "@" + in.Digest
+	if in.Index != "" {
+		layeredOn = name + "@" + in.Index
 	}
 	attrs := map[string]string{
 		"build-arg:ON_IMAGE":            pinned,
@@ -82,7 +83,21 @@ func PlanLayer(ctx context.Context, on, kvcrPath, dockerfile string, opts ...Opt
 		"build-arg:SOURCE_DATE_EPOCH":   strconv.FormatInt(epoch, 10),
 		"context:provenance":            "local:provenance",
 		"label:dev.kvsweep.kvcr.commit": kv.Commit,
-		"label:dev.kvsweep.layered-on":  name + "@" + in.Digest,
+		"label:dev.kvsweep.layered-on":  layeredOn,
+	}
+	var plats map[string]provenance.SourceRevisions
+	if in.Index != "" {
+		// An index: a layered image per platform, each on that platform's
+		// image and recording it (the Platforms of a build).
+		plats = map[string]provenance.SourceRevisions{}
+		delete(attrs, "context:provenance")
+		var names []string
+		for _, pin := range ins {
+			plats[pin.Platform] = layerRecord(pin, kv, name, o.version, epoch)
+			attrs["context:provenance::"+pin.Platform] = "local:" + ProvenanceContext(pin.Platform)
+			names = append(names, pin.Platform)
+		}
+		attrs["platform"] = strings.Join(names, ",")
 	}
 	if kv.Dirty {
 		attrs["label:dev.kvsweep.kvcr.diff-sha256"] = kv.DiffSHA256
@@ -94,7 +109,25 @@ func PlanLayer(ctx context.Context, on, kvcrPath, dockerfile string, opts ...Opt
 	if df == "" {
 		df = "(embedded) Dockerfile.kvcr-layer"
 	}
-	return &LayerPlan{On: pinned, User: user, Revisions: rv, FrontendAttrs: attrs, Dockerfile: df, kvcrPath: kvcrPath}, nil
+	return &LayerPlan{On: pinned, User: user, Revisions: rv, Platforms: plats, FrontendAttrs: attrs, Dockerfile: df, kvcrPath: kvcrPath}, nil
+}
+
+// layerRecord is what an image layered on in records: in's record, with
+// KVCR's commit replaced, in named under layered_on, and the time epoch.
+func layerRecord(in *Inspection, kv Revision, name, version string, epoch int64) provenance.SourceRevisions {
+	rv := *in.Revisions
+	rv.Components = maps.Clone(rv.Components)
+	if kv.Repo == "" {
+		kv.Repo = rv.Components[KVCR].Repo
+	}
+	rv.Components[KVCR] = kv.Component
+	rv.LayeredOn = &provenance.Layer{Name: name, Digest: in.Digest, Replaced: []string{KVCR}}
+	rv.Builder = &provenance.Builder{Kvsweep: version}
+	rv.Created = time.Unix(epoch, 0).UTC().Format(time.RFC3339)
+	if rv.Platform == "" {
+		rv.Platform = in.Platform
+	}
+	return rv
 }
 
 // BuildLayer builds the layered image of p through buildkitd, to the
@@ -116,9 +149,15 @@ func BuildLayer(ctx context.Context, p *LayerPlan, opts ...Option) (*Result, err
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	provDir, err := writeRevisions(tmp, rv)
-	if err != nil {
+	mounts := map[string]string{"context": p.kvcrPath}
+	if mounts["provenance"], err = writeRevisions(tmp, "provenance", rv); err != nil {
 		return nil, err
+	}
+	for pl, prv := range p.Platforms {
+		prv.Builder = rv.Builder
+		if mounts[ProvenanceContext(pl)], err = writeRevisions(tmp, ProvenanceContext(pl), prv); err != nil {
+			return nil, err
+		}
 	}
 	dockerfile := ""
 	if !strings.HasPrefix(p.Dockerfile, "(embedded)") {
@@ -129,7 +168,7 @@ func BuildLayer(ctx context.Context, p *LayerPlan, opts ...Option) (*Result, err
 		return nil, err
 	}
 	solve := client.SolveOpt{Frontend: "dockerfile.v0", FrontendAttrs: maps.Clone(p.FrontendAttrs)}
-	mounts := map[string]string{"dockerfile": dfDir, "provenance": provDir, "context": p.kvcrPath}
+	mounts["dockerfile"] = dfDir
 	if err := mount(&solve, mounts, dockerfile); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,8 @@ type options struct {
 	dockerMediaTypes bool
 	allowDirty       bool
 	offline          bool
+	platforms        []string
+	platform         string // Inspect: the platform of an index to read
 }
 
 // Option configures Resolve, Build and Inspect; each takes the options

@@ -68,7 +68,15 @@ type Pins struct {
 	BuildArgs  map[string]string
 	ArgKeys    []string
 	argLines   map[string]int // the line of each build argument's key
-	Dockerfile string         // path; empty for the embedded quick-start Dockerfile
+	// PlatformArgs are the build arguments given one value per platform
+	// (a download's SHA-256): name -> platform -> value; their names are
+	// in ArgKeys too, not in BuildArgs.
+	PlatformArgs map[string]map[string]string
+	// Platforms the image is built for (platforms key; DefaultPlatforms
+	// when the file names none).
+	Platforms    []string
+	platformsPos yamlpos.Pos
+	Dockerfile   string // path; empty for the embedded quick-start Dockerfile
 	// PythonLock is the lock file (absolute) of every Python input, by
 	// version and hash, that the Dockerfile installs with
 	// --require-hashes; "" when the pins name none.
@@ -136,7 +144,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		return nil, err
 	}
 	dir, _ := filepath.Abs(filepath.Dir(file))
-	p := &Pins{File: file, Engine: EngineVLLM, BuildArgs: map[string]string{}}
+	p := &Pins{File: file, Engine: EngineVLLM, BuildArgs: map[string]string{}, Platforms: DefaultPlatforms}
 	seen := map[string]bool{}
 	engineKnown := true // false once the engine is refused: what it requires is unknown
 	comp := func(name string) yamlpos.Field {
@@ -152,6 +160,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 			}
 		}),
 		yamlpos.F("engine", func(n ast.Node, w string) { engineKnown = p.engine(d, n, w) }),
+		yamlpos.F("platforms", func(n ast.Node, w string) { p.platforms(d, n, w) }),
 		yamlpos.F("base", func(n ast.Node, w string) {
 			v, _ := d.Scalar(n, w)
 			seen["base"] = true
@@ -176,6 +185,7 @@ func ParsePins(file string, src []byte) (*Pins, error) {
 		}),
 	)
 	p.requireKeys(d, root, seen, engineKnown)
+	p.checkPlatformArgs(d)
 	if len(d.Errs) > 0 {
 		return nil, d.Errs
 	}
@@ -198,14 +208,17 @@ func (p *Pins) engine(d *yamlpos.Decoder, n ast.Node, w string) bool {
 
 // buildArgs decodes build_args with the line of each key.
 func (p *Pins) buildArgs(d *yamlpos.Decoder, n ast.Node, w string) {
-	errs := len(d.Errs)
-	p.BuildArgs, p.ArgKeys = d.StrMap(n, w)
-	if len(d.Errs) == errs {
-		p.argLines = map[string]int{}
-		for _, kv := range d.Mapping(n, w) {
-			p.argLines[kv.Key] = yamlpos.PosOf(kv.KeyN).Line
+	p.BuildArgs, p.PlatformArgs, p.argLines = map[string]string{}, map[string]map[string]string{}, map[string]int{}
+	for _, kv := range d.Mapping(n, w) {
+		p.argLines[kv.Key] = yamlpos.PosOf(kv.KeyN).Line
+		p.ArgKeys = append(p.ArgKeys, kv.Key)
+		if isMapping(d.Resolve(kv.Value)) {
+			p.PlatformArgs[kv.Key], _ = d.StrMap(kv.Value, yamlpos.Join(w, kv.Key))
+		} else if v, ok := d.Scalar(kv.Value, yamlpos.Join(w, kv.Key)); ok {
+			p.BuildArgs[kv.Key] = v.S
 		}
 	}
+	slices.Sort(p.ArgKeys)
 	for _, k := range p.ArgKeys {
 		if !argRE().MatchString(k) {
 			d.Errorf(n, "%s: %q is not a build argument name", w, k)

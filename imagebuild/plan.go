@@ -12,16 +12,25 @@ import (
 
 // Plan is what Build will ask BuildKit for: shown by --dry-run.
 type Plan struct {
-	Revisions     provenance.SourceRevisions `json:"source_revisions"`
-	FrontendAttrs map[string]string          `json:"frontend_attrs"`
-	Dockerfile    string                     `json:"dockerfile"`
-	Context       string                     `json:"context"`
+	Revisions provenance.SourceRevisions `json:"source_revisions"`
+	// Platforms is what each platform's image records (Revisions is the
+	// first platform's).
+	Platforms     map[string]provenance.SourceRevisions `json:"platforms"`
+	FrontendAttrs map[string]string                     `json:"frontend_attrs"`
+	Dockerfile    string                                `json:"dockerfile"`
+	Context       string                                `json:"context"`
 }
 
 // MakePlan computes the frontend attributes and the source-revisions
 // record of a resolved build. builder is the BuildKit version (unknown in
 // a dry run).
 func MakePlan(r *Resolved, version, buildkit string) *Plan {
+	if len(r.Platforms) == 0 {
+		r.Platforms = DefaultPlatforms
+		if r.Pins != nil && len(r.Pins.Platforms) > 0 {
+			r.Platforms = r.Pins.Platforms
+		}
+	}
 	comps := make(map[string]provenance.Component, len(r.Revisions))
 	for n, rev := range r.Revisions {
 		comps[n] = rev.Component
@@ -35,7 +44,17 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 	attrs := map[string]string{
 		"build-arg:BASE_IMAGE":        r.Base.Name + "@" + r.Base.Digest,
 		"build-arg:SOURCE_DATE_EPOCH": strconv.FormatInt(r.Epoch, 10),
-		"context:provenance":          "local:provenance",
+	}
+	if r.Pins != nil {
+		platformAttrs(attrs, r)
+	}
+	for _, pl := range r.Platforms {
+		attrs["context:provenance::"+pl] = "local:" + ProvenanceContext(pl)
+	}
+	if len(r.Platforms) == 1 {
+		// One platform: its record is also the plain context, for a
+		// stage built for another platform ($BUILDPLATFORM).
+		attrs["context:provenance"] = "local:" + ProvenanceContext(r.Platforms[0])
 	}
 	if r.PythonLock != nil {
 		attrs["context:python_lock"] = "local:python_lock"
@@ -73,7 +92,8 @@ func MakePlan(r *Resolved, version, buildkit string) *Plan {
 		name, _ := EmbeddedDockerfile(r.engine())
 		df = "(embedded) " + path.Base(name)
 	}
-	return &Plan{Revisions: rv, FrontendAttrs: attrs, Dockerfile: df, Context: context}
+	plats := platformRevisions(r, rv)
+	return &Plan{Revisions: plats[r.Platforms[0]], Platforms: plats, FrontendAttrs: attrs, Dockerfile: df, Context: context}
 }
 
 // ociLabels are the standard labels (and manifest annotations) of the image.

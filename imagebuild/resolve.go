@@ -43,6 +43,9 @@ type Resolved struct {
 	Epoch      int64    // SOURCE_DATE_EPOCH: the newest pinned commit time
 	Warnings   []string // what was allowed, not refused
 	Dockerfile string
+	// Platforms are the platforms the build makes, each from these same
+	// pins (WithPlatforms, else the pins' platforms).
+	Platforms []string
 	// PythonLock is the pins' lock file of Python inputs, by content hash
 	// (nil when they name none): its bytes are what the build reads.
 	PythonLock *Lock
@@ -98,6 +101,9 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 		return nil, err
 	}
 	r := &Resolved{Pins: p, Revisions: map[string]Revision{}, BuildArgs: p.BuildArgs, Dockerfile: p.Dockerfile}
+	if r.Platforms, err = buildPlatforms(p, o.platforms); err != nil {
+		return nil, err
+	}
 	d := yamlpos.NewDecoder(p.File)
 	fail := func(s Source, format string, args ...any) {
 		d.ErrAt(yamlpos.Value{Pos: s.pos}, "%s: "+format, append([]any{s.Name}, args...)...)

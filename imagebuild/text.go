@@ -12,7 +12,11 @@ import (
 // WriteText prints a dry run's plan: the source-revisions.json the image
 // would record, the Dockerfile, the context and the frontend attributes.
 func (p *Plan) WriteText(w io.Writer) error {
-	b, err := json.MarshalIndent(p.Revisions, "", "  ")
+	var recs any = p.Revisions
+	if len(p.Platforms) > 1 {
+		recs = p.Platforms // one record per platform
+	}
+	b, err := json.MarshalIndent(recs, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -47,6 +51,12 @@ func Describe(rv *provenance.SourceRevisions) string {
 // component's commit and the labels.
 func (in *Inspection) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "image:   %s\ndigest:  %s\n", in.Ref, in.Digest)
+	if in.Platform != "" {
+		fmt.Fprintf(w, "platform: %s\n", in.Platform)
+	}
+	if in.Index != "" {
+		fmt.Fprintf(w, "index:   %s\n", in.Index)
+	}
 	if rv := in.Revisions; rv != nil {
 		var b provenance.Builder
 		if rv.Builder != nil {
@@ -69,4 +79,45 @@ func (in *Inspection) WriteText(w io.Writer) {
 	for _, kv := range SortedAttrs(in.Labels) {
 		fmt.Fprintf(w, "  %s\n", kv)
 	}
+}
+
+// WriteInspections prints the inspections of an image: as text, one after
+// the other; as JSON, the one object of a plain image, or a list.
+func WriteInspections(w io.Writer, ins []*Inspection, asJSON bool) error {
+	if !asJSON {
+		for _, in := range ins {
+			in.WriteText(w)
+		}
+		return nil
+	}
+	var v any = ins
+	if len(ins) == 1 {
+		v = ins[0]
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// WriteVerify prints that each platform's image of ref matches the pins
+// file, or returns the error naming every mismatch (VerifyAll).
+func WriteVerify(w io.Writer, ref, pins string, ins []*Inspection, r *Resolved) error {
+	if ms := VerifyAll(ins, r); len(ms) > 0 {
+		lines := make([]string, len(ms))
+		for i, m := range ms {
+			lines[i] = "  " + m.String()
+		}
+		return fmt.Errorf("%s does not match %s:\n%s", ref, pins, strings.Join(lines, "\n"))
+	}
+	for _, in := range ins {
+		on := ref
+		if in.Platform != "" && len(ins) > 1 {
+			on += " " + in.Platform
+		}
+		fmt.Fprintf(w, "%s matches %s: %s\n", on, pins, Describe(in.Revisions))
+	}
+	return nil
 }

@@ -46,8 +46,9 @@ type Tools struct {
 
 // Images is what a lane asks of the image builder.
 type Images interface {
-	// PinDigest resolves an image's tag to the digest its registry serves.
-	PinDigest(ctx context.Context, image string, insecure bool) (string, error)
+	// PinDigest resolves an image's tag to the digest its registry
+	// serves; with a platform, to that platform's image of an index.
+	PinDigest(ctx context.Context, image, platform string, insecure bool) (string, error)
 	// ExpectedCommits resolves a pins file to the commits an image built
 	// from it records.
 	ExpectedCommits(ctx context.Context, pins string) (map[string]string, error)

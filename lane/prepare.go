@@ -121,7 +121,7 @@ func (l *Lane) engineImages(ctx context.Context, spec *matrix.Spec) (map[string]
 		if en.Image == "" || !spec.RunsImage() {
 			continue
 		}
-		img, err := l.pin(ctx, en.Image)
+		img, err := l.pin(ctx, en.Image, spec.Cluster.Platform)
 		if err != nil {
 			return nil, fmt.Errorf("engines.%s.image: %w", name, err)
 		}
@@ -144,7 +144,7 @@ func (l *Lane) provenance(ctx context.Context, spec *matrix.Spec, specPath strin
 	}
 	var err error
 	if spec.RunsImage() && image != "" {
-		if image, err = l.pin(ctx, image); err != nil {
+		if image, err = l.pin(ctx, image, spec.Cluster.Platform); err != nil {
 			return "", nil, err
 		}
 	}
@@ -177,12 +177,16 @@ func specRelative(specPath, path string) string {
 	return filepath.Join(filepath.Dir(specPath), path)
 }
 
-// pin resolves an image's tag to the digest its registry serves, unless
-// --offline (which warns about a tag-only reference).
-func (l *Lane) pin(ctx context.Context, image string) (string, error) {
+// pin resolves an image's tag to the digest its registry serves, and an
+// index to the image of the cluster's platform, unless --offline (which
+// warns about a tag-only reference, and an unchecked platform).
+func (l *Lane) pin(ctx context.Context, image, platform string) (string, error) {
 	if l.Render.Offline {
 		if !strings.Contains(image, "@sha256:") {
 			fmt.Fprintf(l.Stderr, "kvsweep: warning: %s is not pinned by digest (--offline): cells may run different images, and rows carry no digest\n", image)
+		}
+		if platform != "" {
+			fmt.Fprintf(l.Stderr, "kvsweep: warning: %s is not pinned to its %s image (--offline): the jobs check the node's platform only\n", image, platform)
 		}
 		return image, nil
 	}
@@ -190,7 +194,7 @@ func (l *Lane) pin(ctx context.Context, image string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return im.PinDigest(ctx, image, l.Render.Insecure)
+	return im.PinDigest(ctx, image, platform, l.Render.Insecure)
 }
 
 // revisionAxis expands the spec again with a revision axis of the sets'

@@ -34,7 +34,7 @@ type fakeResolved map[string]string
 
 func (r fakeResolved) Commits() map[string]string { return r }
 
-func (f *fakeImages) PinDigest(context.Context, string, bool) (string, error) {
+func (f *fakeImages) PinDigest(context.Context, string, string, bool) (string, error) {
 	return "", errors.New("not pinned in a test")
 }
 

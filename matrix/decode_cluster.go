@@ -18,6 +18,8 @@ func (d *decoder) cluster(n ast.Node, where string, c *Cluster) {
 		yamlpos.F("qos", func(n ast.Node, w string) { c.QOS = d.sbatchLine(n, w) }),
 		yamlpos.F("reservation", func(n ast.Node, w string) { c.Reservation = d.sbatchLine(n, w) }),
 		yamlpos.F("constraint", func(n ast.Node, w string) { c.Constraint = d.sbatchLine(n, w) }),
+		yamlpos.F("platform", func(n ast.Node, w string) { c.Platform = d.oneOf(n, w, Platforms) }),
+		yamlpos.F("emulate", func(n ast.Node, w string) { c.Emulate = d.Bool(n, w) }),
 		yamlpos.F("max_queued", func(n ast.Node, w string) {
 			if c.MaxQueued = d.Integer(n, w); c.MaxQueued < 1 {
 				d.Errorf(n, "%s: %d is not a number of tasks (expected 1 or more)", w, c.MaxQueued)

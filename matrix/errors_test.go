@@ -125,6 +125,8 @@ sweep.yaml:3:58: telemetry.interval: "100ms" is not an interval (expected a dura
 			`sweep.yaml:8:14: topologies.aggregated.workers: workers is how many kvcr_service containers the job starts, one a worker, and topologies.aggregated has no service; remove workers or add service`},
 		{"sbatch option not an option", "name: mini", "name: mini\ncluster: {sbatch: [exclusive]}",
 			`sweep.yaml:3:20: cluster.sbatch[0]: "exclusive" is not a long sbatch option (expected --NAME or --NAME=VALUE)`},
+		{"platform kvsweep builds no image for", "name: mini", "name: mini\ncluster: {platform: linux/s390x}",
+			`sweep.yaml:3:21: cluster.platform: unknown value "linux/s390x" (expected one of: linux/amd64, linux/arm64)`},
 		{"unsupported version", "version: 1", "version: 2",
 			`sweep.yaml:1:10: version: unsupported version 2 (expected 1)`},
 		{"time limit past a year", "time: 30m", "time: 300000-00:00:00",

@@ -208,7 +208,18 @@ type Cluster struct {
 	MaxQueued int
 	// Extra are additional sbatch options ("--exclusive"), one #SBATCH line each.
 	Extra []string
+	// Platform is the platform of the partition's nodes (one of
+	// Platforms; "" leaves the image as the spec names it): the image is
+	// pinned to that platform's manifest, and each job checks its node.
+	Platform string
+	// Emulate lets a job run the image on a node of another platform
+	// when the node's kernel emulates it (QEMU with binfmt_misc): a
+	// functional check, never a figure.
+	Emulate bool
 }
+
+// Platforms are the values of cluster.platform.
+var Platforms = []string{"linux/amd64", "linux/arm64"}
 
 // RunsImage reports whether the jobs run container.image: under a
 // container runtime, or as the pods of scheduler k8s.

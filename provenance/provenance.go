@@ -42,6 +42,9 @@ type SourceRevisions struct {
 	BuildArgs     map[string]string    `json:"build_args,omitempty"`
 	Builder       *Builder             `json:"builder,omitempty"`
 	Created       string               `json:"created,omitempty"` // SOURCE_DATE_EPOCH, RFC 3339
+	// Platform is the platform this image was built for (linux/amd64,
+	// linux/arm64); "" in a record written before images had several.
+	Platform string `json:"platform,omitempty"`
 	// PythonLock is the lock file of the image's Python inputs.
 	PythonLock *File `json:"python_lock,omitempty"`
 	// LayeredOn is the image a layered build (kvsweep image layer)

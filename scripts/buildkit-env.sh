@@ -7,9 +7,15 @@
 #                                     into .tools/bin (skipped when built);
 #                                     the quick-start test's base image
 #                                     (debootstrap, kept in /var/cache/kvsweep)
+#                                     and busybox-static for arm64 (the
+#                                     multi-platform fixture's base)
 #   scripts/buildkit-env.sh start     buildkitd (OCI worker, runc) and two
-#                                     registries: read-write and read-only
-#   scripts/buildkit-env.sh stop      what start started
+#                                     registries: read-write and read-only;
+#                                     QEMU's aarch64 user emulation registered
+#                                     with binfmt_misc (F flag) unless one is
+#                                     already, so arm64 RUN steps and arm64
+#                                     cells run on this amd64 host
+#   scripts/buildkit-env.sh stop      what start started (and registered)
 #   scripts/buildkit-env.sh env       the variables the tests read
 #
 # State lives under $KVSWEEP_TEST_BASE/buildkit and the ports are this
@@ -26,7 +32,7 @@ REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
 # With the two-node cluster's network up (scripts/slurm-env.sh env exports
 # KVSWEEP_TWONODE_NET), the registry is also served on its bridge address.
 REGISTRY_NODES=${KVSWEEP_TWONODE_NET:+$KVSWEEP_TWONODE_NET.1:$((PORT_BASE + 57))}
-PKGS=(runc docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server protobuf-compiler nats-server)
+PKGS=(runc qemu-user-static docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server protobuf-compiler nats-server)
 # The stand-in for the vLLM base image the quick-start test builds the
 # shipped Dockerfile on: Debian with what that image has and the
 # Dockerfile uses (Python and pip, git, curl, a C toolchain for cargo's
@@ -35,10 +41,72 @@ PKGS=(runc docker-registry squashfs-tools busybox-static git curl debootstrap ru
 QS_PACKAGES=python3,python3-pip,python3-setuptools,python3-wheel,git,curl,ca-certificates,gcc,libc6-dev
 QS_BASE=/var/cache/kvsweep/standins/bookworm-$(printf %s "$QS_PACKAGES" | sha256sum | cut -c1-12).tar
 
+# busybox-static of arm64 (Debian's package, unpacked): the arm64 half of
+# the multi-platform fixture's base image.
+BUSYBOX_ARM64=/var/cache/kvsweep/standins/busybox-static.arm64
+# The binfmt_misc entry start registers (and stop removes) when no
+# aarch64 handler is there: QEMU's static emulator, opened once (F), so it
+# runs inside containers and mount namespaces too, with the program's own
+# argv[0] (P: busybox picks its applet by it; QEMU reads the flag from
+# AT_FLAGS, kernels 5.12 and later).
+BINFMT=/proc/sys/fs/binfmt_misc
+BINFMT_NAME=kvsweep-qemu-aarch64
+AARCH64_MAGIC='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+AARCH64_MASK='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+
 log() { echo "buildkit-env: $*" >&2; }
+
+# busybox_arm64 downloads Debian's busybox-static for arm64 with apt's
+# own client into a private state directory (the host's apt sources and
+# architectures are left as they are) and keeps its binary.
+busybox_arm64() {
+	[ -s "$BUSYBOX_ARM64" ] && return
+	local dir
+	dir=$(mktemp -d)
+	mkdir -p "$dir/lists/partial" "$(dirname "$BUSYBOX_ARM64")"
+	local opts=(-o APT::Architecture=arm64 -o "APT::Architectures::=arm64" -o "Dir::State::Lists=$dir/lists" -o Dir::State::Status=/dev/null)
+	apt-get "${opts[@]}" update >"$dir/log" 2>&1 || { tail -5 "$dir/log" >&2; rm -rf "$dir"; return 1; }
+	(cd "$dir" && apt-get "${opts[@]}" download busybox-static:arm64 >>"$dir/log" 2>&1) || { tail -5 "$dir/log" >&2; rm -rf "$dir"; return 1; }
+	dpkg-deb -x "$dir"/busybox-static_*_arm64.deb "$dir/x"
+	cp "$dir/x/bin/busybox" "$BUSYBOX_ARM64.tmp"
+	mv "$BUSYBOX_ARM64.tmp" "$BUSYBOX_ARM64"
+	rm -rf "$dir"
+}
+
+# binfmt_start registers QEMU's aarch64 emulator unless an enabled aarch64
+# handler with the F and P flags is registered already (then it is left
+# alone, and so on stop). One without them (it would not run inside
+# containers, or would lose argv[0]) is shadowed: the kernel tries the
+# newest entry first.
+binfmt_start() {
+	if [ ! -e "$BINFMT/register" ]; then
+		mount -t binfmt_misc binfmt_misc "$BINFMT"
+	fi
+	local f
+	for f in "$BINFMT"/*; do
+		case ${f##*/} in register | status | "$BINFMT_NAME") continue ;; esac
+		if grep -q '^enabled' "$f" && grep -q '^magic 7f454c460201010000000000000000000200b700' "$f" &&
+			grep '^flags:' "$f" | grep -q F && grep '^flags:' "$f" | grep -q P; then
+			return
+		fi
+	done
+	if [ -e "$BINFMT/$BINFMT_NAME" ]; then
+		return
+	fi
+	printf ':%s:M::%s:%s:%s:FP\n' "$BINFMT_NAME" "$AARCH64_MAGIC" "$AARCH64_MASK" /usr/bin/qemu-aarch64-static >"$BINFMT/register"
+	touch "$BASE/binfmt-registered"
+}
+
+binfmt_stop() {
+	if [ -e "$BASE/binfmt-registered" ] && [ -e "$BINFMT/$BINFMT_NAME" ]; then
+		echo -1 >"$BINFMT/$BINFMT_NAME"
+	fi
+	rm -f "$BASE/binfmt-registered"
+}
 
 install() {
 	apt_need "${PKGS[@]}"
+	busybox_arm64
 	if [ ! -x "$BIN/buildkitd" ] || [ ! -x "$BIN/buildctl" ] || [ tools/go.mod -nt "$BIN/buildkitd" ]; then
 		log "building buildkitd and buildctl (a few minutes on a cold module cache)"
 		mkdir -p "$BIN"
@@ -92,6 +160,7 @@ EOF
 start() {
 	[ "$(id -u)" = 0 ] || { log "must run as root"; exit 1; }
 	mkdir -p "$BASE"
+	binfmt_start
 	start_registry registry "$REGISTRY" false
 	start_registry registry-ro "$REGISTRY_RO" true
 	if [ -n "$REGISTRY_NODES" ]; then
@@ -130,6 +199,7 @@ stop() {
 	stop_pidfile "$BASE/registry/pid"
 	stop_pidfile "$BASE/registry-ro/pid"
 	stop_pidfile "$BASE/registry-nodes/pid"
+	binfmt_stop
 	log "stopped"
 }
 
@@ -141,6 +211,7 @@ env_vars() {
 	echo "export KVSWEEP_REGISTRY_RO=$REGISTRY_RO"
 	echo "export KVSWEEP_REGISTRY_NODES=$REGISTRY_NODES"
 	echo "export KVSWEEP_QS_BASE=$QS_BASE"
+	echo "export KVSWEEP_BUSYBOX_ARM64=$BUSYBOX_ARM64"
 }
 
 case ${1:-} in

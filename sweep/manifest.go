@@ -69,6 +69,11 @@ const (
 	// MismatchFile says, one line per component, how the image's record
 	// differs from what the spec expects; the job then starts no harness.
 	MismatchFile = "provenance-mismatch"
+	// PlatformMismatchFile says that the node is not of the image's
+	// platform (cluster.platform), naming both; the job then starts no
+	// harness. EmulatedFile says the node emulates it (cluster.emulate).
+	PlatformMismatchFile = "platform-mismatch"
+	EmulatedFile         = "emulated"
 	// AdapterLog is the result adapter's output; AdapterFailedFile holds
 	// its exit status when it failed.
 	AdapterLog        = "adapter.log"

@@ -196,6 +196,10 @@ var cellMembers = jsonscan.Members[cellIO]{
 		j, err := json.Marshal(c.Cache)
 		return append(jsonscan.Key(b, "cache"), j...), err == nil
 	}),
+	jsonscan.M("emulated", func(s *jsonscan.Scanner, c *cellIO, _ int) (ok bool) { c.Emulated, ok = s.Str(); return },
+		func(b []byte, c *cellIO) ([]byte, bool) {
+			return jsonscan.AppendOptStr(b, "emulated", c.Emulated), true
+		}),
 }
 
 // imageMembers are a cell's image's members; the source revisions are

@@ -182,6 +182,9 @@ func collectCell(root string, files *sweep.CellFiles, m *sweep.Manifest, c sweep
 	if b, ok := optional(files, sweep.NoRevisionsFile, sweep.MaxMarkerSize); ok {
 		cr.NoProvenance = strings.TrimSpace(string(b))
 	}
+	if platformRefused(&cr, files) {
+		return cr
+	}
 	if b, ok := optional(files, sweep.MismatchFile, sweep.MaxMarkerSize); ok {
 		cr.Outcome = ProvenanceMismatch
 		cr.Detail = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", " ; ")), " ")

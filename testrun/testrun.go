@@ -84,6 +84,10 @@ type CellResult struct {
 	// cases.ID.cache) or that the job marked, what it declared and what
 	// the job did to the caches before it.
 	Cache []CaseCacheResult `json:"cache,omitempty"`
+	// Emulated is "PLATFORM on NODE-PLATFORM" for a cell whose image ran
+	// under emulation on a node of another platform (cluster.emulate):
+	// a functional check, never a figure.
+	Emulated string `json:"emulated,omitempty"`
 }
 
 // Attempt is how an earlier attempt of a cell ended.

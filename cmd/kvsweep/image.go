@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -29,6 +28,9 @@ or sglang) chooses the embedded Dockerfile: the vLLM image on vLLM's base
 with the adapter, or the SGLang image on SGLang's base without one. The image gets OCI labels and
 annotations; --metadata-file writes the record with the pushed digest.
 Builds are reproducible: SOURCE_DATE_EPOCH is the newest pinned commit time.
+--platform linux/amd64,linux/arm64 (default: the pins' platforms) builds
+one index with an image per platform from the same pins, each recording
+its platform; a download checked by one SHA-256 for all is a finding.
 See docs/image.md.`,
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			o := buildFlags(fs)
@@ -62,6 +64,9 @@ See docs/image.md.`,
 				if res.Digest != "" {
 					fmt.Fprintf(e.stdout, "digest %s\n", res.Digest)
 				}
+				for _, p := range res.Platforms {
+					fmt.Fprintf(e.stdout, "%s %s\n", p.Platform, p.Digest)
+				}
 				return nil
 			}
 		},
@@ -70,6 +75,7 @@ See docs/image.md.`,
 		name:    "inspect",
 		args:    "REF|oci:FILE|docker:FILE",
 		summary: "Show the revisions and labels an image records",
+		help:    `Of an index, every platform's image (--format json: a list).`,
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			insecure := fs.Bool("insecure-registry", false, "the registry speaks plain HTTP")
 			format := fs.String("format", "text", "text or json")
@@ -81,15 +87,11 @@ See docs/image.md.`,
 				if err := oneOf("format", *format, "text", "json"); err != nil {
 					return err
 				}
-				in, err := imagebuild.Inspect(context.Background(), ref, insecureOpt(*insecure)...)
+				ins, err := imagebuild.InspectAll(context.Background(), ref, insecureOpt(*insecure)...)
 				if err != nil {
 					return err
 				}
-				if *format == "json" {
-					return printJSON(e.stdout, in)
-				}
-				in.WriteText(e.stdout)
-				return nil
+				return imagebuild.WriteInspections(e.stdout, ins, *format == "json")
 			}
 		},
 	},
@@ -97,7 +99,7 @@ See docs/image.md.`,
 		name:    "verify",
 		args:    "REF|oci:FILE|docker:FILE --pins FILE",
 		summary: "Check an image records exactly what the pins resolve to",
-		help:    `Exits 1 naming each component (and the base) whose recorded revision differs.`,
+		help:    `Exits 1 naming each component (and the base) whose recorded revision differs; of an index, every platform's image, and each platform the pins build.`,
 		setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 			o := &imageOpts{}
 			o.resolveFlags(fs)
@@ -110,20 +112,11 @@ See docs/image.md.`,
 				if err != nil {
 					return err
 				}
-				in, err := imagebuild.Inspect(context.Background(), ref, insecureOpt(o.insecure)...)
+				ins, err := imagebuild.InspectAll(context.Background(), ref, insecureOpt(o.insecure)...)
 				if err != nil {
 					return err
 				}
-				ms := imagebuild.Verify(in, r)
-				if len(ms) == 0 {
-					fmt.Fprintf(e.stdout, "%s matches %s: %s\n", ref, o.pins, imagebuild.Describe(in.Revisions))
-					return nil
-				}
-				lines := make([]string, len(ms))
-				for i, m := range ms {
-					lines[i] = "  " + m.String()
-				}
-				return fmt.Errorf("%s does not match %s:\n%s", ref, o.pins, strings.Join(lines, "\n"))
+				return imagebuild.WriteVerify(e.stdout, ref, o.pins, ins, r)
 			}
 		},
 	},
@@ -155,6 +148,7 @@ func checkImage(e *env, r *imagebuild.Resolved, o *imageOpts) error {
 // imageOpts are the flags of image build and verify.
 type imageOpts struct {
 	pins, addr, progress, push, metadata     string
+	platform                                 string
 	outputs, cacheFrom, cacheTo              []string
 	mediaTypes                               string
 	insecure, dryRun, moving, dirty, offline bool
@@ -190,6 +184,7 @@ func (o *imageOpts) resolveFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.moving, "allow-moving", false, "accept a branch, building and recording the commit it points to now")
 	fs.BoolVar(&o.dirty, "allow-dirty", false, "accept a KVCR checkout with uncommitted changes (recorded with a hash of the diff)")
 	fs.BoolVar(&o.offline, "offline", false, "do not check the base image digest against its registry")
+	fs.StringVar(&o.platform, "platform", "", "platforms, comma-separated: linux/amd64, linux/arm64 (default: the pins' platforms)")
 }
 
 func insecureOpt(insecure bool) []imagebuild.Option {
@@ -209,6 +204,11 @@ func (o *imageOpts) resolve(e *env) (*imagebuild.Resolved, error) {
 		return nil, err
 	}
 	opts := insecureOpt(o.insecure)
+	if ps, err := imagebuild.ParsePlatforms(o.platform); err != nil {
+		return nil, usagef("--platform: %v", err)
+	} else if ps != nil {
+		opts = append(opts, imagebuild.WithPlatforms(ps))
+	}
 	for flag, opt := range map[*bool]imagebuild.Option{&o.moving: imagebuild.WithAllowMoving(), &o.dirty: imagebuild.WithAllowDirty(), &o.offline: imagebuild.WithOffline()} {
 		if *flag {
 			opts = append(opts, opt)

@@ -16,8 +16,12 @@ import (
 // client. Version is kvsweep's, recorded in the images it builds.
 type Builder struct{ Version string }
 
-func (b Builder) PinDigest(ctx context.Context, image string, insecure bool) (string, error) {
-	return imagebuild.PinDigest(ctx, image, insecureOpt(insecure)...)
+func (b Builder) PinDigest(ctx context.Context, image, platform string, insecure bool) (string, error) {
+	opts := insecureOpt(insecure)
+	if platform != "" {
+		opts = append(opts, imagebuild.WithPlatform(platform))
+	}
+	return imagebuild.PinDigest(ctx, image, opts...)
 }
 
 func (b Builder) ExpectedCommits(ctx context.Context, pins string) (map[string]string, error) {

@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // GitServer is a git daemon serving the repositories under Base at URL.
@@ -128,38 +129,7 @@ func (g *GitServer) Repo(t testing.TB, name string, files ...map[string]string) 
 // NAME:TAG@DIGEST.
 func PushBase(t testing.TB, ref, variant string) string {
 	t.Helper()
-	bb, err := os.ReadFile("/bin/busybox")
-	if err != nil {
-		t.Fatalf("busybox-static is needed for the base image: %v", err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, d := range []string{"bin/", "tmp/", "opt/", "etc/", "proc/", "sys/", "dev/", "run/", "var/", "var/tmp/"} {
-		_ = tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: epoch})
-	}
-	_ = tw.WriteHeader(&tar.Header{Name: "bin/busybox", Mode: 0o755, Size: int64(len(bb)), ModTime: epoch})
-	_, _ = tw.Write(bb)
-	for _, applet := range Applets {
-		_ = tw.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", ModTime: epoch})
-	}
-	if variant != "" {
-		_ = tw.WriteHeader(&tar.Header{Name: "variant", Mode: 0o644, Size: int64(len(variant)), ModTime: epoch})
-		_, _ = tw.Write([]byte(variant))
-	}
-	_ = tw.Close()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
-		Config: v1.Config{Env: []string{"PATH=/bin"}}, RootFS: v1.RootFS{Type: "layers"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, err = mutate.AppendLayers(img, layer); err != nil {
-		t.Fatal(err)
-	}
+	img := baseImage(t, "/bin/busybox", "amd64", variant)
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +142,68 @@ func PushBase(t testing.TB, ref, variant string) string {
 		t.Fatal(err)
 	}
 	return ref + "@" + d.String()
+}
+
+// PushBaseIndex pushes to ref an index of two busybox base images: this
+// host's busybox for linux/amd64 and busyboxARM64 (an aarch64
+// busybox-static) for linux/arm64, as a multi-platform base is published.
+// It returns NAME:TAG@INDEX-DIGEST.
+func PushBaseIndex(t testing.TB, ref, busyboxARM64 string) string {
+	t.Helper()
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: baseImage(t, "/bin/busybox", "amd64", ""), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: baseImage(t, busyboxARM64, "arm64", ""), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(r, idx, remote.WithContext(context.Background())); err != nil {
+		t.Fatalf("pushing the base index: %v", err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref + "@" + d.String()
+}
+
+// baseImage is the one-layer busybox image of arch from the busybox
+// binary at bb.
+func baseImage(t testing.TB, bb, arch, variant string) v1.Image {
+	t.Helper()
+	bin, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatalf("busybox-static is needed for the base image: %v", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, d := range []string{"bin/", "tmp/", "opt/", "etc/", "proc/", "sys/", "dev/", "run/", "var/", "var/tmp/"} {
+		_ = tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: epoch})
+	}
+	_ = tw.WriteHeader(&tar.Header{Name: "bin/busybox", Mode: 0o755, Size: int64(len(bin)), ModTime: epoch})
+	_, _ = tw.Write(bin)
+	for _, applet := range Applets {
+		_ = tw.WriteHeader(&tar.Header{Name: "bin/" + applet, Typeflag: tar.TypeSymlink, Linkname: "busybox", ModTime: epoch})
+	}
+	if variant != "" {
+		_ = tw.WriteHeader(&tar.Header{Name: "variant", Mode: 0o644, Size: int64(len(variant)), ModTime: epoch})
+		_, _ = tw.Write([]byte(variant))
+	}
+	_ = tw.Close()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: arch, OS: "linux",
+		Config: v1.Config{Env: []string{"PATH=/bin"}}, RootFS: v1.RootFS{Type: "layers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.AppendLayers(img, layer); err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 // Applets are the busybox commands the base image has.
