@@ -159,6 +159,10 @@ func TestFrontierReportFigures(t *testing.T) {
 		{frontier.Point{Load: 120, Low: 100, High: 140}, "120 ± 20"},
 		{frontier.Point{Load: 3.25, Low: 3.1, High: 3.4}, "3.25 ± 0.15"},
 		{frontier.Point{Load: 8, Low: 8, High: 8}, "8 ± 0"},
+		// A search's usual point: the highest load that met, at the
+		// interval's low end.
+		{frontier.Point{Load: 16, Low: 16, High: 17}, "16 (16–17)"},
+		{frontier.Point{Load: 12, Low: 11, High: 14}, "12 (11–14)"},
 	} {
 		if got := pmText(&tc.p); got != tc.want {
 			t.Errorf("%+v reads %q, want %q", tc.p, got, tc.want)

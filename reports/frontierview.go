@@ -151,7 +151,14 @@ func pointText(p *frontier.Point, unit string) string {
 	return pmText(p) + " " + unit
 }
 
+// pmText is a point with its interval: "12.0 ± 0.4" where the interval
+// is even about the load, else "16 (16–17)": a search's point usually
+// sits at its interval's low end (the highest load that met every SLO,
+// below the lowest that broke one), and "±" would hide half the interval.
 func pmText(p *frontier.Point) string {
+	if below, above := p.Load-p.Low, p.High-p.Load; math.Abs(below-above) > 1e-9*max(1, math.Abs(p.Load)) {
+		return num(p.Load) + " (" + num(p.Low) + "–" + num(p.High) + ")"
+	}
 	half := (p.High - p.Low) / 2
 	// 0.19999999999999996 is 0.2: ten digits are more than any interval has.
 	half, _ = strconv.ParseFloat(strconv.FormatFloat(half, 'g', 10, 64), 64)
