@@ -79,7 +79,8 @@ func (l *Lane) NodesPlatform(ctx context.Context, spec *matrix.Spec) (Platform, 
 // every image is pinned to that platform's image and each job checks its
 // node, as with cluster.platform. Offline, with --revisions (the images
 // are built from the pins' platforms) and without a PlatformLister
-// nothing changes.
+// nothing changes; an image whose platforms cannot be read is left to
+// the pin (a tag) or runs as named, with a warning (a digest).
 func (l *Lane) choosePlatform(ctx context.Context, spec *matrix.Spec) error {
 	lister, ok := l.Tools.Images.(PlatformLister)
 	if spec.Cluster.Platform != "" || !spec.RunsImage() || l.Render.Offline || l.Render.Revisions != "" || !ok {
@@ -95,7 +96,12 @@ func (l *Lane) choosePlatform(ctx context.Context, spec *matrix.Spec) error {
 		}
 		plats, err := lister.ImagePlatforms(ctx, img, l.Render.Insecure)
 		if err != nil {
-			return fmt.Errorf("reading the platforms of image %s: %w", img, err)
+			// A tag is resolved next, which says why the registry
+			// failed; an image pinned by digest runs as named.
+			if strings.Contains(img, "@sha256:") {
+				fmt.Fprintf(l.Stderr, "kvsweep: warning: the platforms of %s could not be read (%v): it runs as named; if it is an index of several platforms, set cluster.platform\n", img, err)
+			}
+			continue
 		}
 		if len(plats) < 2 {
 			continue

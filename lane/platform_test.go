@@ -3,11 +3,13 @@ package lane
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/scheduler"
 )
 
@@ -112,4 +114,31 @@ func TestChoosePlatformMixedRefused(t *testing.T) {
 	if script != "" {
 		t.Error("a job script was written")
 	}
+}
+
+// An image pinned by digest whose registry cannot be read renders as
+// before (no registry was asked for it), with a warning; nothing is
+// read of the nodes.
+func TestChoosePlatformUnreadable(t *testing.T) {
+	scheduler.RegisterPlatformer("slurm", func(scheduler.Config) scheduler.Platformer {
+		t.Error("the nodes were asked")
+		return fakeNodes{}
+	})
+	t.Cleanup(func() { scheduler.RegisterPlatformer("slurm", nil) })
+	im := &failingPlatforms{}
+	var out, errb bytes.Buffer
+	l := &Lane{Stdout: &out, Stderr: &errb, Tools: Tools{Images: im}}
+	spec := &matrix.Spec{Container: matrix.Container{Runtime: "enroot", Image: "reg.example/kvcr@sha256:" + strings.Repeat("b", 64)}}
+	if err := l.choosePlatform(context.Background(), spec); err != nil || spec.Cluster.Platform != "" {
+		t.Fatalf("%v, platform %q", err, spec.Cluster.Platform)
+	}
+	if want := "kvsweep: warning: the platforms of reg.example/kvcr@sha256:" + strings.Repeat("b", 64) + " could not be read (registry down): it runs as named; if it is an index of several platforms, set cluster.platform\n"; errb.String() != want {
+		t.Errorf("stderr %q, want %q", errb.String(), want)
+	}
+}
+
+type failingPlatforms struct{ Images }
+
+func (failingPlatforms) ImagePlatforms(context.Context, string, bool) ([]string, error) {
+	return nil, errors.New("registry down")
 }
