@@ -47,6 +47,9 @@ func (l *Lane) Prepare(ctx context.Context, specPath string) (*Prepared, error) 
 	if err := o.expectFlags(spec); err != nil {
 		return nil, err
 	}
+	if err := l.choosePlatform(ctx, spec); err != nil {
+		return nil, err
+	}
 	var keep func(bool) error
 	if o.Revisions != "" {
 		if spec, cells, keep, err = l.withRevisions(ctx, spec, specPath, src, &opts); err != nil {

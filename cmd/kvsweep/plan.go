@@ -27,6 +27,13 @@ engine's args, the geometry's flags, the 2P+1D GPU map, the cases flag;
 then what a two-node job adds when it runs), and the directory it runs
 in; --format json gives each cell's words as "argv".
 
+Where the jobs run an image, a last line says the platform a render pins
+an image index of several platforms to, and where it comes from:
+cluster.platform, or the partition's nodes as the scheduler tells them
+(Slurm: each node's Arch, or a feature x86_64, amd64, aarch64 or arm64
+over it; the local executor: uname -m). Nodes of two platforms are
+named; render refuses them until cluster.platform is set.
+
 A harness word made with {{.SpecDir}} must name a file that exists (it is
 refused, with its place, before anything is queued); a word that is a
 relative path to a file beside the spec is warned about, with the
@@ -63,9 +70,24 @@ A disagg-2p1d topology whose args map no GPUs gets the default 2P+1D map:
 			if err := render.WritePlan(e.stdout, m, *format); err != nil || *format == "json" {
 				return err
 			}
-			return writeLeftOut(e, spec.LeftOut)
+			if err := writeLeftOut(e, spec.LeftOut); err != nil {
+				return err
+			}
+			return writePlatform(e, spec)
 		}
 	},
+}
+
+// writePlatform says the platform a render pins the images to and where
+// it comes from (cluster.platform, or the scheduler's nodes).
+func writePlatform(e *env, spec *matrix.Spec) error {
+	ctx, stop := interruptible()
+	defer stop()
+	if line := newLane(e).PlanPlatform(ctx, spec); line != "" {
+		_, err := fmt.Fprintln(e.stdout, line)
+		return err
+	}
+	return nil
 }
 
 // writeWarnings prints what the spec has that is likely wrong but not

@@ -118,3 +118,8 @@ func insecureOpt(on bool) []imagebuild.Option {
 	}
 	return nil
 }
+
+// ImagePlatforms implements lane.PlatformLister.
+func (b Builder) ImagePlatforms(ctx context.Context, image string, insecure bool) ([]string, error) {
+	return imagebuild.ImagePlatforms(ctx, image, insecureOpt(insecure)...)
+}
