@@ -389,3 +389,38 @@ func TestSearchBudgetDoneCell(t *testing.T) {
 		t.Errorf("cell b (%v): note %q, want the budget and its bracket", loads(b), b.Note)
 	}
 }
+
+// A search stopped as it started, its state written and its frontier not
+// (as an earlier kvsweep could leave it), goes on from an empty frontier
+// under its id; one whose answer is gone after rounds ran is refused.
+func TestOpenWithoutFrontier(t *testing.T) {
+	knees := map[string]float64{"a": 20.5}
+	dir := t.TempDir()
+	state := `{"version": 1, "id": "search-1", "args": {"spec": "s.yaml"}, "gpu_hours": 0}`
+	if err := os.WriteFile(filepath.Join(dir, StateFile), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSearch(config(2), knees)
+	s.Dir = dir
+	if err := s.Open(map[string]string{"spec": "s.yaml"}, func() string { return "search-2" }); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := s.Run(context.Background(), &server{knee: knees, rng: rand.New(rand.NewPCG(1, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != "search-1" || s.Frontier.Cells[0].Point == nil || s.Frontier.Cells[0].Point.Load != 20 {
+		t.Errorf("id %q, cell %+v: want search-1 going on to the point 20", s.ID(), s.Frontier.Cells[0])
+	}
+	if err := os.Remove(filepath.Join(dir, frontier.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, RoundDir(1)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	again := newSearch(config(2), knees)
+	again.Dir = dir
+	err := again.Open(map[string]string{"spec": "s.yaml"}, func() string { return "x" })
+	if err == nil || !strings.Contains(err.Error(), "has planned or run rounds, and its answer is gone") {
+		t.Errorf("open without the frontier after rounds: %v", err)
+	}
+}
