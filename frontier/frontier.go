@@ -146,7 +146,7 @@ type Point struct {
 	Throughput Stat `json:"throughput"`
 }
 
-// Write writes f as dir/FileName, atomically.
+// Write writes f as dir/FileName, atomically, readable by all (0644).
 func Write(dir string, f *Frontier) error {
 	f.Version = Version
 	b, err := json.MarshalIndent(f, "", "  ")
@@ -163,6 +163,10 @@ func Write(dir string, f *Frontier) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600: the reports are read by others too.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, FileName))

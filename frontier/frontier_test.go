@@ -18,6 +18,9 @@ func TestWriteRead(t *testing.T) {
 	if err := Write(dir, in); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := os.Stat(filepath.Join(dir, FileName)); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("%s: mode %v (%v), want -rw-r--r-- as the search's other files", FileName, st.Mode(), err)
+	}
 	out, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)

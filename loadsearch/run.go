@@ -58,23 +58,20 @@ func (s *Search) Run(ctx context.Context, p Prober) error {
 	}
 	s.update()
 	for round := s.lastRound() + 1; ; round++ {
-		reqs := s.plan(round)
+		reqs, pending := s.plan(round)
 		if len(reqs) == 0 {
 			s.Frontier.Stopped = ""
 			return s.save()
 		}
-		if reqs = s.budget(reqs); len(reqs) == 0 {
-			for i := range s.Frontier.Cells {
-				if c := &s.Frontier.Cells[i]; c.Note == "" {
-					c.Note = "budget reached: " + s.known(c)
-				}
+		if !pending {
+			if reqs = s.budget(reqs); len(reqs) == 0 {
+				s.stop()
+				return s.save()
 			}
-			fmt.Fprintf(s.Log, "kvsweep search: stopped: %s\n", s.Frontier.Stopped)
-			return s.save()
-		}
-		s.state.Pending = &Round{Round: round, Requests: reqs}
-		if err := s.saveState("plan", fmt.Sprintf("round %d: %d probes", round, len(reqs))); err != nil {
-			return err
+			s.state.Pending = &Round{Round: round, Requests: reqs}
+			if err := s.saveState("plan", fmt.Sprintf("round %d: %d probes", round, len(reqs))); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(s.Log, "kvsweep search: round %d: %s\n", round, describe(s.Config, reqs))
 		results, err := p.Probe(ctx, round, reqs)
@@ -90,23 +87,36 @@ func (s *Search) Run(ctx context.Context, p Prober) error {
 	}
 }
 
-// plan is the round's probes: the pending round's after a restart, else
-// the next load of each cell not done.
-func (s *Search) plan(round int) []Request {
+// plan is the round's probes: the pending round's after a restart
+// (pending true: planned, perhaps submitted, and run whole whatever the
+// budget now says), else the next load of each cell not done.
+func (s *Search) plan(round int) (reqs []Request, pending bool) {
 	if pr := s.state.Pending; pr != nil && pr.Round == round {
-		return pr.Requests
+		return pr.Requests, true
 	}
-	var reqs []Request
 	for _, c := range s.Frontier.Cells {
 		if load, done, _ := s.Config.Next(c.Probes); !done {
 			reqs = append(reqs, Request{Cell: c.ID, Load: load, Repeats: s.Config.Repeats})
 		}
 	}
-	return reqs
+	return reqs, false
 }
 
-// budget is the part of the round the budget leaves room for, saying in
-// Stopped what stopped it.
+// stop ends the search on its budget: each cell not done says what it
+// knows (a cell done keeps its own note, or none).
+func (s *Search) stop() {
+	for i := range s.Frontier.Cells {
+		c := &s.Frontier.Cells[i]
+		if _, done, _ := s.Config.Next(c.Probes); !done {
+			c.Note = "budget reached: " + s.known(c)
+		}
+	}
+	fmt.Fprintf(s.Log, "kvsweep search: stopped: %s\n", s.Frontier.Stopped)
+}
+
+// budget is the part of a new round the budget leaves room for, saying
+// in Stopped what stopped it. It is never applied to a pending round:
+// that one's jobs may be running already.
 func (s *Search) budget(reqs []Request) []Request {
 	c := &s.Config
 	if c.GPUHours > 0 && s.state.GPUHours >= c.GPUHours {

@@ -13,6 +13,7 @@ package loadsearch
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kvsweep/kvsweep/frontier"
 	"github.com/kvsweep/kvsweep/matrix"
+	"github.com/kvsweep/kvsweep/result"
 )
 
 // Verdict of a repeat that failed outside the test after its retries: it
@@ -55,6 +57,7 @@ func (c *Config) Judge(p *frontier.Probe) (valid bool) {
 		p.Stats, p.Infra = nil, true
 		return false
 	}
+	p.Broken = failedRepeats(ran)
 	names := map[string]bool{}
 	for _, r := range ran {
 		for k := range r.Figures {
@@ -84,6 +87,28 @@ func (c *Config) Judge(p *frontier.Probe) (valid bool) {
 	}
 	p.Meets = len(p.Broken) == 0
 	return true
+}
+
+// failedRepeats says which repeats that ran did not pass, by verdict
+// ("1 of 3 repeats TIMEOUT"): a job that timed out or failed may have
+// reported figures from its light first case only, so it breaks the
+// probe whatever its figures say.
+func failedRepeats(ran []frontier.Repeat) []string {
+	count := map[string]int{}
+	for _, r := range ran {
+		if r.Verdict != result.Pass {
+			count[r.Verdict]++
+		}
+	}
+	var out []string
+	for _, v := range slices.Sorted(maps.Keys(count)) {
+		name := v
+		if name == "" {
+			name = "without a verdict"
+		}
+		out = append(out, fmt.Sprintf("%d of %d repeats %s", count[v], len(ran), name))
+	}
+	return out
 }
 
 func mapsKeys(m map[string]bool) func(func(string) bool) {
@@ -224,17 +249,21 @@ func (c *Config) Point(probes []frontier.Probe) *frontier.Point {
 }
 
 // surely says every SLO held (meets) or one broke (!meets) with 95 %
-// confidence.
+// confidence: each judged on the t interval of its figure's mean, which
+// needs at least two repeats that reported it (one value has no spread:
+// it is never sure). A probe that did not meet the SLOs (a figure's mean
+// past its bound, a repeat that failed) never surely met them.
 func (c *Config) surely(p *frontier.Probe, meets bool) bool {
-	if p.Infra {
+	if p.Infra || (meets && !p.Meets) {
 		return false
 	}
 	for _, o := range c.SLO {
 		st, ok := p.Stats[o.Metric]
-		if meets && (!ok || st.High > o.Max) {
+		sure := ok && st.N >= 2
+		if meets && (!sure || st.High > o.Max) {
 			return false
 		}
-		if !meets && ok && st.Low > o.Max {
+		if !meets && sure && st.Low > o.Max {
 			return true
 		}
 	}

@@ -58,11 +58,13 @@ func (s *Search) Open(args map[string]string, newID func() string) error {
 	}
 	b, err := sweep.ReadFile(s.Dir, StateFile, maxState)
 	if errors.Is(err, os.ErrNotExist) {
-		s.state = &State{Version: 1, ID: newID(), Args: args}
-		if err := s.saveState("start", s.state.ID); err != nil {
+		// The frontier first: a search killed between the two writes has
+		// no state yet and starts anew.
+		if err := frontier.Write(s.Dir, s.Frontier); err != nil {
 			return err
 		}
-		return frontier.Write(s.Dir, s.Frontier)
+		s.state = &State{Version: 1, ID: newID(), Args: args}
+		return s.saveState("start", s.state.ID)
 	} else if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func (s *Search) Open(args map[string]string, newID func() string) error {
 		}
 	}
 	s.state = &st
-	f, err := frontier.Read(s.Dir)
+	f, err := s.readFrontier()
 	if err != nil {
 		return err
 	}
@@ -92,6 +94,21 @@ func (s *Search) Open(args map[string]string, newID func() string) error {
 	}
 	fmt.Fprintf(s.Log, "kvsweep search: going on with search %s in %s (%d rounds recorded)\n", st.ID, s.Dir, s.lastRound())
 	return s.journal("resume", st.ID)
+}
+
+// readFrontier is the frontier of a search going on. A state without a
+// frontier, no round planned and no round's sweep is a search stopped
+// as it started (an earlier kvsweep wrote the state first): it has
+// probed nothing, and goes on from an empty frontier.
+func (s *Search) readFrontier() (*frontier.Frontier, error) {
+	f, err := frontier.Read(s.Dir)
+	if !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	if _, rerr := os.Lstat(filepath.Join(s.Dir, RoundDir(1))); s.state.Pending != nil || !errors.Is(rerr, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: the search in %s has planned or run rounds, and its answer is gone; give another --out", err, s.Dir)
+	}
+	return &frontier.Frontier{}, frontier.Write(s.Dir, s.Frontier)
 }
 
 // ID is the search's id ("" before Open).

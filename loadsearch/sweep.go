@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,44 +69,33 @@ func (sp *SweepProber) Probe(ctx context.Context, round int, reqs []Request) ([]
 	return sp.results(round, m, out, time.Since(started)), nil
 }
 
-// cells sets the spec's load axis to the round's loads, adds the repeat
-// axis, expands it again and keeps each probe's cells.
+// cells is the round's cells: each probe's cell of the spec (the base
+// expansion, at the start load and repeat 1) at its load, once per
+// repeat, built directly (matrix.Rebuild): the matrix is never expanded
+// again, so a round's size is its probes', not the spec's axes times
+// every load of the round.
 func (sp *SweepProber) cells(reqs []Request) func(*matrix.Spec, []matrix.Cell) ([]matrix.Cell, error) {
-	return func(spec *matrix.Spec, _ []matrix.Cell) ([]matrix.Cell, error) {
+	return func(spec *matrix.Spec, base []matrix.Cell) ([]matrix.Cell, error) {
 		s := spec.Search
 		if s == nil {
 			return nil, fmt.Errorf("%s: no search section", sp.Spec)
 		}
-		want, loads, repeats := map[string]bool{}, map[string]bool{}, 1
+		byID := map[string][]matrix.Cell{}
+		for _, c := range base {
+			id := BaseID(c.Params, c.Cases, s.Axis)
+			byID[id] = append(byID[id], c)
+		}
+		var want []matrix.Cell
 		for _, r := range reqs {
-			want[key(r.Cell, r.Load)], loads[matrix.FormatLoad(r.Load)], repeats = true, true, max(repeats, r.Repeats)
-		}
-		for i := range spec.Matrix.Axes {
-			switch ax := &spec.Matrix.Axes[i]; ax.Name {
-			case s.Axis:
-				ax.Values = nil
-				for _, v := range slices.Sorted(maps.Keys(loads)) {
-					ax.Values = append(ax.Values, matrix.Value{S: v, Pos: s.Pos})
-				}
-			case matrix.SearchRepeatAxis:
-				ax.Values = nil
-				for i := 1; i <= repeats; i++ {
-					ax.Values = append(ax.Values, matrix.Value{S: strconv.Itoa(i), Pos: s.Pos})
+			for _, c := range byID[r.Cell] {
+				for i := 1; i <= r.Repeats; i++ {
+					p := maps.Clone(c.Params)
+					p[s.Axis], p[matrix.SearchRepeatAxis] = matrix.FormatLoad(r.Load), strconv.Itoa(i)
+					want = append(want, matrix.Cell{Params: p, Cases: c.Cases})
 				}
 			}
 		}
-		all, err := matrix.Expand(spec)
-		if err != nil {
-			return nil, err
-		}
-		var out []matrix.Cell
-		for _, c := range all {
-			load, _ := strconv.ParseFloat(c.Params[s.Axis], 64)
-			if want[key(BaseID(c.Params, c.Cases, s.Axis), load)] {
-				out = append(out, c)
-			}
-		}
-		return out, nil
+		return matrix.Rebuild(spec, want)
 	}
 }
 

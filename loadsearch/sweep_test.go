@@ -3,14 +3,18 @@ package loadsearch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvsweep/kvsweep/frontier"
 	"github.com/kvsweep/kvsweep/lane"
+	"github.com/kvsweep/kvsweep/matrix"
 	"github.com/kvsweep/kvsweep/result"
 	"github.com/kvsweep/kvsweep/scheduler"
 	"github.com/kvsweep/kvsweep/scheduler/local"
@@ -96,5 +100,64 @@ func TestRepeat(t *testing.T) {
 		if got := seconds(in, 42*time.Second); got != want {
 			t.Errorf("seconds(%q) = %g, want %g", in, got, want)
 		}
+	}
+}
+
+// A round of a large matrix is built from its probes alone: 1,000 cells
+// each probed at its own load, twice, is 2,000 cells, though the matrix
+// times the round's loads times the repeats (2,000,000) is past
+// matrix.MaxCombinations; each at its load and repeat, as the harness
+// sees it.
+func TestRoundCellsLarge(t *testing.T) {
+	tmp := t.TempDir()
+	var knees []string
+	for i := range 1000 {
+		knees = append(knees, fmt.Sprintf("%q", strconv.Itoa(i)))
+	}
+	src := `version: 1
+name: big
+scheduler: local
+container: {runtime: none}
+harness:
+  command: [./bench.sh, "{{.CellDir}}", "--rate={{.Params.rate}}", "--seed={{.Params.repeat}}"]
+  cases_flag: ""
+search: {min: 1, max: 2000, step: 1, repeats: 2, slo: {ttft_p99_ms: 500}}
+topologies: {aggregated: {resources: {gpus_per_node: 1, time: 5m}}}
+geometries: {g: {flags: {model: m}}}
+matrix: {engine: [vllm], topology: [aggregated], geometry: [g], case: [TC-01], knee: [` + strings.Join(knees, ", ") + `]}
+`
+	path := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, base, _, err := matrix.LoadCells(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []Request
+	load := map[string]float64{}
+	for i, c := range CellsOf(spec, base) {
+		reqs = append(reqs, Request{Cell: c.ID, Load: float64(i + 1), Repeats: 2})
+		load[c.ID] = float64(i + 1)
+	}
+	sp := &SweepProber{Spec: path}
+	cells, err := sp.cells(reqs)(spec, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2000 {
+		t.Fatalf("%d cells, want 2000", len(cells))
+	}
+	seen := map[string]bool{}
+	for _, c := range cells {
+		l := load[BaseID(c.Params, c.Cases, "rate")]
+		want := "--rate=" + matrix.FormatLoad(l)
+		if l == 0 || c.Params["rate"] != matrix.FormatLoad(l) || !slices.Contains(c.Argv, want) || !slices.Contains(c.Argv, "--seed="+c.Params["repeat"]) {
+			t.Fatalf("cell %s: params %v, argv %q; want its probe's load %g", c.Name, c.Params, c.Argv, l)
+		}
+		if c.ID != matrix.CellID(c.Params, c.Cases) || seen[c.ID] {
+			t.Fatalf("cell %s: id %s, not its parameters' or twice", c.Name, c.ID)
+		}
+		seen[c.ID] = true
 	}
 }

@@ -2,8 +2,11 @@ package matrix
 
 import (
 	"math"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"text/template"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -16,7 +19,9 @@ const (
 	SearchRate        = "rate"
 	SearchConcurrency = "concurrency"
 	SearchRepeatAxis  = "repeat"
-	// MaxSearchRepeats bounds search.repeats.
+	// MinSearchRepeats and MaxSearchRepeats bound search.repeats: a 95 %
+	// interval needs at least two repeats (one value has no spread).
+	MinSearchRepeats = 2
 	MaxSearchRepeats = 20
 )
 
@@ -65,7 +70,11 @@ func (d *decoder) search(n ast.Node, where string) *Search {
 		yamlpos.F("max", func(n ast.Node, w string) { maxN, s.Max = n, d.number(n, w, 0) }),
 		yamlpos.F("start", func(n ast.Node, w string) { startN, s.Start = n, d.number(n, w, 0) }),
 		yamlpos.F("step", func(n ast.Node, w string) { stepN, s.Step = n, d.number(n, w, math.SmallestNonzeroFloat64) }),
-		yamlpos.F("repeats", intIn(&s.Repeats, 1, MaxSearchRepeats)),
+		yamlpos.F("repeats", func(n ast.Node, w string) {
+			if s.Repeats = d.Integer(n, w); s.Repeats < MinSearchRepeats || s.Repeats > MaxSearchRepeats {
+				d.Errorf(n, "%s: %d is out of range (expected an integer from %d to %d: the 95 %% interval of a probe needs at least %d repeats)", w, s.Repeats, MinSearchRepeats, MaxSearchRepeats, MinSearchRepeats)
+			}
+		}),
 		yamlpos.F("reprobes", intIn(&s.Reprobes, 0, 5)),
 		yamlpos.F("noise", func(n ast.Node, w string) { s.Noise = d.number(n, w, math.SmallestNonzeroFloat64) }),
 		yamlpos.F("slo", func(n ast.Node, w string) { sloN, s.SLO = n, d.slo(n, w) }),
@@ -91,7 +100,22 @@ func (d *decoder) search(n ast.Node, where string) *Search {
 	} else if s.Start < s.Min || s.Start > s.Max {
 		d.Errorf(startN, "%s.start: %g is outside %g..%g (expected min <= start <= max)", where, s.Start, s.Min, s.Max)
 	}
+	if s.Axis == SearchConcurrency {
+		d.wholeLoads(s, where, map[string]ast.Node{"min": minN, "max": maxN, "start": startN, "step": stepN})
+	}
 	return s
+}
+
+// wholeLoads refuses a fractional min, max, start or step on the
+// concurrency axis: requests in flight are whole, and so is every load
+// of a search whose min and step are (min plus whole steps).
+func (d *decoder) wholeLoads(s *Search, where string, nodes map[string]ast.Node) {
+	for _, k := range []string{"min", "max", "start", "step"} {
+		v := map[string]float64{"min": s.Min, "max": s.Max, "start": s.Start, "step": s.Step}[k]
+		if n := nodes[k]; n != nil && v != math.Trunc(v) {
+			d.Errorf(n, "%s.%s: %g is not a whole number (expected whole numbers for axis concurrency: requests in flight)", where, k, v)
+		}
+	}
 }
 
 // DefaultStart is where a search starts when the spec says nothing: a
@@ -167,4 +191,24 @@ func (d *decoder) searchAxis(s *Spec) {
 	}
 	s.Matrix.Axes = append(s.Matrix.Axes, Axis{Name: s.Search.Axis, Pos: s.Search.Pos, Values: []Value{{S: FormatLoad(s.Search.Start), Pos: s.Search.Pos}}},
 		Axis{Name: SearchRepeatAxis, Pos: s.Search.Pos, Values: []Value{{S: "1", Pos: s.Search.Pos}}})
+}
+
+// Rebuild builds cells of the spec from their Params and Cases alone, as
+// Expand builds each (its id, name, resources and harness command line,
+// templated with the parameters), without expanding the product of the
+// axes: a search's round sets the load and repeat of a few cells of a
+// matrix that may be large. Errors are positioned like Expand's.
+func Rebuild(s *Spec, want []Cell) ([]Cell, error) {
+	x := &expander{s: s, d: &decoder{yamlpos.NewDecoder(s.File)}, tmpl: map[Pos]*template.Template{}, failed: map[Pos]bool{}, warned: map[Pos]bool{}}
+	if dir, err := filepath.Abs(filepath.Dir(s.File)); err == nil {
+		x.specDir = dir
+	}
+	out := make([]Cell, 0, len(want))
+	for _, c := range want {
+		out = append(out, x.cell(c.Params, slices.Sorted(slices.Values(c.Cases))))
+	}
+	if len(x.d.Errs) > 0 {
+		return nil, x.d.Errs
+	}
+	return out, nil
 }
