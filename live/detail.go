@@ -33,16 +33,16 @@ func (m *Model) detailLines() []string {
 			title += fmt.Sprintf(" (%d of %d logs; l: next)", slices.Index(d.Logs, d.Log)+1, len(d.Logs))
 		}
 	}
-	lines := []string{"", bold.Render(clean(title))}
+	lines := []string{"", bold.Render(title)}
 	var body []string
 	switch {
 	case d.Dir != dir || d.Cell != c.ID:
 		body = []string{dim.Render("reading...")}
 	case d.LogErr != "":
-		body = []string{dim.Render(clean(d.LogErr))}
+		body = []string{dim.Render(d.LogErr)}
 	default:
 		for l := range strings.Lines(d.Tail) {
-			body = append(body, clean(strings.TrimRight(l, "\r\n")))
+			body = append(body, strings.TrimRight(l, "\n"))
 		}
 	}
 	if len(body) > tail {
@@ -94,7 +94,7 @@ func gpuLines(s gpustat.Summary, ok bool) []string {
 		out = append(out, strings.Join(parts, " · "))
 	}
 	if s.Note != "" || len(out) == 0 {
-		out = append(out, dim.Render("GPUs: "+clean(cmp.Or(s.Note, "no sample yet"))))
+		out = append(out, dim.Render("GPUs: "+cmp.Or(s.Note, "no sample yet")))
 	}
 	return out
 }
@@ -102,13 +102,13 @@ func gpuLines(s gpustat.Summary, ok bool) []string {
 // figuresLine is the cell's telemetry figures as they stand.
 func figuresLine(d Detail) string {
 	if len(d.Figures) == 0 {
-		return dim.Render("telemetry: " + clean(cmp.Or(d.TelNote, "no figures yet")))
+		return dim.Render("telemetry: " + cmp.Or(d.TelNote, "no figures yet"))
 	}
 	parts := make([]string, len(d.Figures))
 	for i, f := range d.Figures {
 		parts[i] = fmt.Sprintf("%s %s", f.Name, formatFigure(f))
 	}
-	return "telemetry: " + clean(strings.Join(parts, " · "))
+	return "telemetry: " + strings.Join(parts, " · ")
 }
 
 func formatFigure(f telemetry.Figure) string {
@@ -129,5 +129,5 @@ func (m *Model) footer() []string {
 		return []string{"", bold.Render(what + ", " + q.cell.State + ")? y/n")}
 	}
 	keys := "↑/↓ j/k select · PgUp/PgDn · c cancel cell · r resubmit cell · l next log · q quit (the sweep goes on)"
-	return []string{clean(m.msg), dim.Render(keys)}
+	return []string{m.msg, dim.Render(keys)}
 }

@@ -30,6 +30,8 @@ type laneSource struct {
 	dirs     []string
 	interval time.Duration
 
+	// mu is held for a poll and an action: each uses the sweep's one
+	// scheduler object, which is not safe for concurrent use.
 	mu     sync.Mutex
 	scheds map[string]scheduler.Scheduler
 	last   map[string]Sweep
@@ -188,11 +190,13 @@ func (s *laneSource) telemetry(dir, id string) derived {
 
 // Cancel cancels the cell's task (scheduler.Cancel, as kvsweep cancel
 // --cells does), then removes what killed docker tasks of ended cells
-// left, as cancel does.
+// left, as cancel does. It holds the source's lock throughout: the
+// sweep's scheduler is the one the polls use, and a scheduler is used by
+// one caller at a time (Slurm's keeps what it saw of other jobs).
 func (s *laneSource) Cancel(ctx context.Context, dir, cellID string) (string, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	sc, err := s.sched(dir)
-	s.mu.Unlock()
 	if err != nil {
 		return "", err
 	}

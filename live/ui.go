@@ -37,6 +37,9 @@ type Model struct {
 	ask      *question
 	msg      string
 	busy     bool // an action runs
+	// tick is tea.Tick: the command that sends fn's message after d
+	// (the tests send it at once).
+	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
 // question is an action the user asked for, waiting for y/n.
@@ -48,7 +51,7 @@ type question struct {
 
 // NewModel is the view over src, polling every interval.
 func NewModel(src Source, interval time.Duration) *Model {
-	return &Model{src: src, interval: interval, follow: min(time.Second, interval), width: 120, height: 40}
+	return &Model{src: src, interval: interval, follow: min(time.Second, interval), width: 120, height: 40, tick: tea.Tick}
 }
 
 // Messages of the view's loop.
@@ -74,7 +77,7 @@ type (
 func (m *Model) Init() tea.Cmd { return tea.Batch(m.pollCmd(true), m.followTick()) }
 
 func (m *Model) followTick() tea.Cmd {
-	return tea.Tick(m.follow, func(time.Time) tea.Msg { return followMsg{} })
+	return m.tick(m.follow, func(time.Time) tea.Msg { return followMsg{} })
 }
 
 func (m *Model) pollCmd(again bool) tea.Cmd {
@@ -129,7 +132,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if !msg.again {
 			return m, m.detailCmd(false)
 		}
-		return m, tea.Batch(m.detailCmd(false), tea.Tick(m.interval, func(time.Time) tea.Msg { return tickMsg{} }))
+		return m, tea.Batch(m.detailCmd(false), m.tick(m.interval, func(time.Time) tea.Msg { return tickMsg{} }))
 	case detailMsg:
 		if dir, cell, ok := m.selected(); ok && msg.d.Dir == dir && msg.d.Cell == cell.ID {
 			m.detail = msg.d

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -26,16 +25,18 @@ var (
 )
 
 // View draws the view: the header with counts and times, the table of
-// cells, the selected cell's detail, and the keys (or the question).
+// cells, the selected cell's detail, and the keys (or the question),
+// from the model as shown (every string from the sweeps cleaned).
 func (m *Model) View() string {
 	if !m.polled {
 		return "kvsweep watch: polling...\n"
 	}
+	s := m.shown()
 	var lines []string
-	lines = append(lines, m.header()...)
-	lines = append(lines, m.table()...)
-	lines = append(lines, m.detailLines()...)
-	lines = append(lines, m.footer()...)
+	lines = append(lines, s.header()...)
+	lines = append(lines, s.table()...)
+	lines = append(lines, s.detailLines()...)
+	lines = append(lines, s.footer()...)
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(ansi.Truncate(l, m.width, ""), " ")
 	}
@@ -97,14 +98,14 @@ func (m *Model) table() []string {
 		head += fmt.Sprintf(" · %d cells: %s", len(sw.Cells), scheduler.CountsLine(sw.Cells))
 		lines = append(lines, bold.Render(head))
 		if sw.Err != nil {
-			lines = append(lines, "  "+stateStyle(scheduler.StateFailed).Render("poll failed: "+clean(sw.Err.Error())))
+			lines = append(lines, "  "+stateStyle(scheduler.StateFailed).Render("poll failed: "+sw.Err.Error()))
 		}
 		for _, c := range sw.Cells {
 			mark := " "
 			if i == m.sel {
 				mark, at = ">", len(lines)
 			}
-			line := m.cols(w, mark, c.ID, c.Name, c.Task, c.State, exitOf(c), c.Elapsed, c.Nodes, gpuCell(sw.GPU, c.ID), clean(c.Reason))
+			line := m.cols(w, mark, c.ID, c.Name, c.Task, c.State, exitOf(c), c.Elapsed, c.Nodes, gpuCell(sw.GPU, c.ID), c.Reason)
 			if i == m.sel {
 				line = selected.Render(line)
 			} else {
@@ -151,7 +152,7 @@ func (m *Model) cols(w []int, mark string, vals ...string) string {
 	for i, v := range vals {
 		b.WriteString(" ")
 		if i < len(w) {
-			v = ansi.Truncate(clean(v), w[i], "…")
+			v = ansi.Truncate(v, w[i], "…")
 			b.WriteString(v + strings.Repeat(" ", w[i]-ansi.StringWidth(v)))
 		} else {
 			b.WriteString(v)
@@ -199,19 +200,4 @@ func gpuCell(gpus map[string]gpustat.Summary, id string) string {
 		out += fmt.Sprintf(" %.1f GiB", mem/1024)
 	}
 	return out
-}
-
-// clean makes text from a sweep's files safe to draw: no escape
-// sequences or control characters, tabs as spaces.
-func clean(s string) string {
-	s = ansi.Strip(s)
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return -1
-		}
-		return r
-	}, s)
 }

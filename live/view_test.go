@@ -85,7 +85,7 @@ func fixed(t *testing.T, width, height int) (*Model, *fakeSource) {
 		Figures: []telemetry.Figure{{Name: "gpu_prefix_hit_rate", Unit: "", Value: 0.4213}, {Name: "kv_usage_peak", Unit: "%", Value: 87.5},
 			{Name: "preemptions", Value: 0}},
 	}}
-	m := NewModel(src, 5*time.Second)
+	m := newModel(src, 5*time.Second)
 	step(m, tea.WindowSizeMsg{Width: width, Height: height})
 	step(m, pollMsg{snap: src.snap})
 	step(m, tea.KeyMsg{Type: tea.KeyDown})
@@ -104,29 +104,33 @@ func step(m *Model, msg tea.Msg) {
 }
 
 // run runs cmd, and a batch's commands, to their messages, the ticks
-// and quit left out.
+// and quit left out: however long a command takes, its message is
+// handled (the model's ticks, from newModel, come at once).
 func run(cmd tea.Cmd) []tea.Msg {
 	if cmd == nil {
 		return nil
 	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			var out []tea.Msg
-			for _, c := range msg {
-				out = append(out, run(c)...)
-			}
-			return out
-		case tickMsg, followMsg, tea.QuitMsg:
-			return nil
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, run(c)...)
 		}
+		return out
+	case tickMsg, followMsg, tea.QuitMsg:
+		return nil
+	default:
 		return []tea.Msg{msg}
-	case <-time.After(50 * time.Millisecond):
-		return nil // a tick: it waits for the clock
 	}
+}
+
+// newModel is NewModel whose ticks come at once, for step to leave out.
+func newModel(src Source, interval time.Duration) *Model {
+	m := NewModel(src, interval)
+	m.tick = func(_ time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return fn(time.Time{}) }
+	}
+	return m
 }
 
 // The view from a fixed model: the counts over both sweeps, elapsed
@@ -246,7 +250,7 @@ func TestViewScrolls(t *testing.T) {
 		cells = append(cells, cell(fmt.Sprintf("c%03d", i), fmt.Sprintf("cell-%03d", i), fmt.Sprintf("7_%d", i), scheduler.StateRunning, "00:00:01", "n1"))
 	}
 	src := &fakeSource{snap: Snapshot{At: time.Unix(0, 0), Sweeps: []Sweep{{Dir: "big", Cells: cells}}}}
-	m := NewModel(src, time.Second)
+	m := newModel(src, time.Second)
 	step(m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	step(m, pollMsg{snap: src.snap})
 	for range 70 {
@@ -260,5 +264,36 @@ func TestViewScrolls(t *testing.T) {
 	step(m, tea.KeyMsg{Type: tea.KeyHome})
 	if v := m.View(); !strings.Contains(v, "> c000 cell-000") || !strings.Contains(v, "big · 100 cells: 100 RUNNING") {
 		t.Errorf("Home:\n%s", v)
+	}
+}
+
+// slowSource is a fakeSource whose reads and actions take a while, as
+// on a loaded machine or a slow cluster.
+type slowSource struct{ *fakeSource }
+
+func (s slowSource) Detail(dir string, c scheduler.CellStatus, log string, lines int) Detail {
+	time.Sleep(200 * time.Millisecond)
+	return s.fakeSource.Detail(dir, c, log, lines)
+}
+
+func (s slowSource) Cancel(ctx context.Context, dir, id string) (string, error) {
+	time.Sleep(200 * time.Millisecond)
+	return s.fakeSource.Cancel(ctx, dir, id)
+}
+
+// A read and an action that take their time are waited for: the log
+// tail and what the cancel did are shown however slow they were.
+func TestSlowSourceIsWaitedFor(t *testing.T) {
+	_, fake := fixed(t, 160, 34)
+	m := newModel(slowSource{fake}, 5*time.Second)
+	step(m, tea.WindowSizeMsg{Width: 160, Height: 34})
+	step(m, pollMsg{snap: fake.snap})
+	step(m, tea.KeyMsg{Type: tea.KeyDown})
+	if v := m.View(); !strings.Contains(v, "case TC-01 warm pass 2 of 3") {
+		t.Errorf("the slow read of the log tail is not shown:\n%s", v)
+	}
+	step(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("cy")})
+	if v := m.View(); len(fake.acts) != 1 || !strings.Contains(v, "cancelled 1 task(s) of cell b7c8d9") {
+		t.Errorf("actions %v; the slow cancel is not said:\n%s", fake.acts, v)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvsweep/kvsweep/internal/jsonscan"
 	"github.com/kvsweep/kvsweep/internal/jsonsplit"
 )
 
@@ -352,6 +353,16 @@ func readManifest(dir string) (*Manifest, error) {
 	}
 	if m.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("%s: schema_version %d is not supported (expected %d)", filepath.Join(dir, ManifestFile), m.SchemaVersion, SchemaVersion)
+	}
+	// The id names the scheduler's jobs and is shown on terminals: one
+	// render would not have written is refused where it is (a manifest
+	// without one, as tests write, is read as before).
+	if err := CheckID(m.SweepID); err != nil && m.SweepID != "" {
+		at := filepath.Join(dir, ManifestFile)
+		if line, col, ok := jsonscan.Locate(b, "/sweep_id"); ok {
+			at = fmt.Sprintf("%s:%d:%d", at, line, col)
+		}
+		return nil, fmt.Errorf("%s: %w", at, err)
 	}
 	return &m, nil
 }

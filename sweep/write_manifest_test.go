@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +94,28 @@ func TestReadManifestAgainWhenChanged(t *testing.T) {
 	}
 	if m := read(); m.Name != "six" {
 		t.Errorf("after the file was rewritten: %q", m.Name)
+	}
+}
+
+// A sweep id render would not have written (escape sequences that would
+// drive the terminal of whoever shows the sweep, a path) is refused
+// where it is in manifest.json, with the value and what was expected.
+func TestReadManifestRefusesID(t *testing.T) {
+	for _, id := range []string{"\x1b]0;owned\x07\x1b[2J", "../x", "a b", "-x", strings.Repeat("a", 129)} {
+		dir := t.TempDir()
+		m := &Manifest{SchemaVersion: SchemaVersion, SweepID: id, Name: "s"}
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ManifestFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadManifest(dir)
+		q, _ := json.Marshal(id)
+		want := filepath.Join(dir, ManifestFile) + ":3:15: sweep id " + strconv.Quote(id) + ": expected at most 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+		if err == nil || err.Error() != want {
+			t.Errorf("sweep_id %s: %v\nwant %s", q, err, want)
+		}
 	}
 }
