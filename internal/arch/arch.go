@@ -47,7 +47,7 @@ var Allowed = map[string][]string{
 	"telemetry":                   {"internal/jsonscan", "sweep"},
 	"cachectl":                    {"internal/fail", "sweep"},
 	"gpustat":                     {},
-	"gpuhealth":                   {},
+	"gpuhealth":                   {"internal/fail"},
 	"frontier":                    {},
 	"provenance":                  {},
 	"rules":                       {},
