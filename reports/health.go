@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/kvsweep/kvsweep/internal/table"
 	"github.com/kvsweep/kvsweep/testrun"
@@ -12,10 +13,12 @@ import (
 // attempt (markdown, table): a row a GPU and counter, before → after,
 // FAULT where the rise means the hardware failed (the cell is then an
 // infra failure); then the earlier attempts whose GPUs failed, and the
-// cells' notes. Nothing when no counter rose and nothing is noted.
+// cells' notes, each once with the cells it is on. Nothing when no
+// counter rose and nothing is noted.
 func writeHealth(b *bytes.Buffer, format Format, r *testrun.Run) error {
 	var rows [][]string
-	var lines []string
+	var lines, notes []string
+	noted := map[string][]string{} // a note: the cells it is on
 	total := 0
 	fit := fitter{format: format, limit: StepSummaryLimit / 8}
 	for _, c := range r.Cells {
@@ -27,8 +30,11 @@ func writeHealth(b *bytes.Buffer, format Format, r *testrun.Run) error {
 		if c.Health == nil {
 			continue
 		}
-		if c.Health.Note != "" {
-			lines = append(lines, fmt.Sprintf("%s: %s", c.Name, c.Health.Note))
+		if n := c.Health.Note; n != "" {
+			if len(noted[n]) == 0 {
+				notes = append(notes, n)
+			}
+			noted[n] = append(noted[n], c.Name)
 		}
 		for _, ch := range c.Health.Changes {
 			total++
@@ -44,6 +50,9 @@ func writeHealth(b *bytes.Buffer, format Format, r *testrun.Run) error {
 				rows = append(rows, row)
 			}
 		}
+	}
+	for _, n := range notes {
+		lines = append(lines, noteLine(n, noted[n]))
 	}
 	if total == 0 && len(lines) == 0 {
 		return nil
@@ -68,6 +77,20 @@ func writeHealth(b *bytes.Buffer, format Format, r *testrun.Run) error {
 		fmt.Fprintf(b, "- %s\n", l)
 	}
 	return nil
+}
+
+// noteLine is a note and the cells it is on, once for all of them:
+// "kernel log not readable: Xids unknown (a, b and 3 more)".
+func noteLine(note string, cells []string) string {
+	if len(cells) == 1 {
+		return cells[0] + ": " + note
+	}
+	shown := cells[:min(len(cells), 3)]
+	s := note + " (" + strings.Join(shown, ", ")
+	if more := len(cells) - len(shown); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s + ")"
 }
 
 // healthLines is a cell's GPU health for the HTML page: each rise, and

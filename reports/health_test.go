@@ -21,6 +21,7 @@ func healthRun() *testrun.Run {
 		{Name: "bad", Outcome: testrun.Invalid, Class: testrun.ClassInfra, Detail: "the GPUs failed under the cell " + fault.Evidence(), Health: fault},
 		{Name: "retried", Outcome: testrun.OK, Nodes: "n2", Health: &gpuhealth.Report{Node: "n2", Note: "kernel log not readable: Xids unknown"},
 			Earlier: []testrun.Attempt{{State: "COMPLETED", Nodes: "n1", Class: testrun.ClassInfra, GPUFault: &gpuhealth.Report{Node: "n1", Changes: []gpuhealth.Change{{GPU: 1, Counter: "xid", After: 1, Fault: true}}}}}},
+		{Name: "quiet", Outcome: testrun.OK, Health: &gpuhealth.Report{Node: "n3", Note: "kernel log not readable: Xids unknown"}},
 		{Name: "plain", Outcome: testrun.OK},
 	}}
 }
@@ -37,7 +38,7 @@ func TestHealthReports(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{"### GPU health", "| bad  | n1   | 0   | nvlink.replay_errors                 | 0 → 12         | FAULT |",
 		"| bad  | n1   | 0   | ecc_errors.volatile.sram_correctable | 1 → 3          |       |",
-		"- retried: an earlier attempt's GPUs failed under it on n1: GPU 1: xid 0→1", "- retried: kernel log not readable: Xids unknown",
+		"- retried: an earlier attempt's GPUs failed under it on n1: GPU 1: xid 0→1", "- kernel log not readable: Xids unknown (retried, quiet)\n",
 		"OK (after 1 infra retry: COMPLETED on n1)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in\n%s", want, md)
@@ -62,7 +63,7 @@ func TestHealthReports(t *testing.T) {
 		t.Errorf("JSON: %v %s", err, b.String())
 	}
 	b.Reset()
-	r.Cells = r.Cells[2:]
+	r.Cells = r.Cells[3:]
 	if err := WriteSummary(&b, "markdown", r); err != nil || strings.Contains(b.String(), "GPU health") {
 		t.Errorf("a run without health: %v\n%s", err, b.String())
 	}

@@ -118,6 +118,9 @@ func retryInfra(ctx context.Context, dir string, sched Scheduler, limit int, cel
 		if c.Attempt > limit || !InfraFailure(dir, c) {
 			continue
 		}
+		if !sweep.OutsideTest(c.State) && sweep.GPUFault(dir, c.ID) {
+			c.State = "GPU_FAULT" // what Retried tells of it
+		}
 		var avoid []string
 		if sched.Name() == "slurm" {
 			avoid = failedNodes(c, sweep.GPUFaultNodes(dir, c.ID))

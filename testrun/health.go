@@ -36,7 +36,8 @@ func addHealth(cr *CellResult, files *sweep.CellFiles) {
 }
 
 // lastHealth compares the last attempt's two snapshots: nil when the job
-// took none, a note when one is missing or unreadable.
+// took none, when neither saw a GPU, or when nothing rose and nothing is
+// noted; a note when one is missing or unreadable.
 func lastHealth(files *sweep.CellFiles) *gpuhealth.Report {
 	if !files.Has(sweep.HealthBeforeFile) && !files.Has(sweep.HealthAfterFile) {
 		return nil
@@ -50,6 +51,9 @@ func lastHealth(files *sweep.CellFiles) *gpuhealth.Report {
 		if err != nil {
 			return &gpuhealth.Report{Note: name + " not read: " + err.Error()}
 		}
+	}
+	if len(snaps[0].GPUs) == 0 && len(snaps[1].GPUs) == 0 {
+		return nil // no GPU seen: the hardware fingerprint says why
 	}
 	r := gpuhealth.Compare(snaps[0], snaps[1])
 	if len(r.Changes) == 0 && r.Note == "" {
