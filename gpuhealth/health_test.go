@@ -206,3 +206,24 @@ func TestJob(t *testing.T) {
 		t.Errorf("without nvidia-smi: %+v", s)
 	}
 }
+
+// The job's GPUs only: by minor number or UUID, all of them when the list
+// names none (a job confined to its GPUs numbers them from 0); another
+// job's GPU's Xid is left out, one of no known GPU kept.
+func TestKeepJobGPUs(t *testing.T) {
+	gpus := []GPU{{Index: 0, UUID: "GPU-a", PCI: "00000000:3B:00.0"}, {Index: 1, UUID: "GPU-b", PCI: "00000000:86:00.0"}}
+	for visible, want := range map[string]string{"": "GPU-a,GPU-b", "1": "GPU-b", "GPU-a": "GPU-a", "5": "GPU-a,GPU-b", " 0 , GPU-b": "GPU-a,GPU-b"} {
+		var got []string
+		for _, g := range Keep(gpus, visible) {
+			got = append(got, g.UUID)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("Keep(%q) = %v, want %s", visible, got, want)
+		}
+	}
+	xs := []Xid{{PCI: "0000:3b:00", Code: 79}, {PCI: "0000:86:00", Code: 48}, {PCI: "0000:99:00", Code: 13}}
+	got := othersLeftOut(xs, gpus, Keep(gpus, "1"))
+	if len(got) != 2 || got[0].Code != 48 || got[1].Code != 13 {
+		t.Errorf("Xids kept: %+v", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,8 +37,11 @@ other programs than nvidia-smi and dmesg.`
 type Options struct {
 	SMI, Dmesg  string // programs: "" is nvidia-smi and dmesg
 	Node, JobID string
-	Timeout     time.Duration // each command's (0: 60 s)
-	Now         func() time.Time
+	// Visible is the job's GPUs (CUDA_VISIBLE_DEVICES: indices or UUIDs,
+	// comma-separated); empty: all of the node's. See Keep.
+	Visible string
+	Timeout time.Duration // each command's (0: 60 s)
+	Now     func() time.Time
 }
 
 // Take reads the node's GPUs' health counters now. What cannot be read
@@ -60,6 +64,8 @@ func Take(ctx context.Context, o Options) *Snapshot {
 			s.Notes = append(s.Notes, err.Error())
 		}
 	}
+	all := s.GPUs
+	s.GPUs = Keep(s.GPUs, o.Visible)
 	if len(s.GPUs) > 0 {
 		if out, err := run(ctx, o, MaxTextSize, smi, "nvlink", "-e"); err == nil {
 			ParseNVLink(out, s.GPUs)
@@ -68,11 +74,48 @@ func Take(ctx context.Context, o Options) *Snapshot {
 		}
 	}
 	if out, err := run(ctx, o, 64<<20, cmp.Or(o.Dmesg, "dmesg")); err == nil {
-		s.Xid, s.XidRead = ParseXid(tail(out, MaxTextSize)), true
+		s.Xid, s.XidRead = othersLeftOut(ParseXid(tail(out, MaxTextSize)), all, s.GPUs), true
 	} else if len(s.GPUs) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("kernel log: %v", err))
 	}
 	return s
+}
+
+// Keep is the GPUs of visible (CUDA_VISIBLE_DEVICES: minor numbers or
+// UUIDs), all of them when visible is empty or names none of them (a
+// job confined to its GPUs numbers them from 0, whatever their minor
+// numbers: nvidia-smi then shows only those).
+func Keep(gpus []GPU, visible string) []GPU {
+	if strings.TrimSpace(visible) == "" {
+		return gpus
+	}
+	want := map[string]bool{}
+	for _, v := range strings.Split(visible, ",") {
+		want[strings.TrimSpace(v)] = true
+	}
+	var out []GPU
+	for _, g := range gpus {
+		if want[g.UUID] || want[strconv.Itoa(g.Index)] {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		return gpus
+	}
+	return out
+}
+
+// othersLeftOut drops the Xid lines of the node's GPUs that are not the
+// job's (all but kept): another job's GPU failing is not this cell's.
+func othersLeftOut(xs []Xid, all, kept []GPU) []Xid {
+	out := xs[:0]
+	for _, x := range xs {
+		idx, _ := gpuOf(all, x.PCI)
+		if mine, _ := gpuOf(kept, x.PCI); idx < 0 || mine >= 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // tail is the last n bytes of b, from a line's start.

@@ -232,16 +232,16 @@ record_hardware() {
 		rm -f "$CELL_DIR/.nvidia-smi.xml.tmp"
 	fi
 }
-# gpu_health before|after: the health counters of this node's GPUs (kvsweep
-# job health: nvidia-smi -q -x, nvidia-smi nvlink -e, the kernel log's Xid
-# lines) into health-before.json and health-after.json. After, a counter
-# whose rise means the hardware failed under the cell (an Xid, an NVLink
-# error, ...) goes to gpu-fault and a line of gpu-faults.jsonl: the
-# attempt failed outside the test. Where the job has kvsweep; nothing here
-# fails the job.
+# gpu_health before|after: the health counters of the job's GPUs on this
+# node (kvsweep job health: nvidia-smi -q -x, nvidia-smi nvlink -e, the
+# kernel log's Xid lines, none of another job's GPU) into health-before.json
+# and health-after.json. After, a counter whose rise means the hardware
+# failed under the cell (an Xid, an NVLink error, ...) goes to gpu-fault and
+# a line of gpu-faults.jsonl: the attempt failed outside the test. Where the
+# job has kvsweep; nothing here fails the job.
 gpu_health() {
 	local bin=${KVSWEEP_BIN:-$SWEEP_DIR/bin/kvsweep}
-	local args=(--out "$CELL_DIR/health-$1.json" --node "${SLURMD_NODENAME:-$NODE_NAME}" --job "$JOB_ID")
+	local args=(--out "$CELL_DIR/health-$1.json" --node "${SLURMD_NODENAME:-$NODE_NAME}" --job "$JOB_ID" --gpus "${CUDA_VISIBLE_DEVICES:-}")
 	if [ ! -x "$bin" ]; then return 0; fi
 	if [ "$1" = after ]; then
 		args+=(--before "$CELL_DIR/health-before.json" --fault "$CELL_DIR/gpu-fault" --log "$CELL_DIR/gpu-faults.jsonl")
