@@ -138,7 +138,7 @@ func Compare(before, after *Snapshot) Report {
 		}
 	}
 	r.Changes = append(r.Changes, newXids(before, after)...)
-	if !after.XidRead && len(after.GPUs) > 0 {
+	if (!before.XidRead || !after.XidRead) && len(after.GPUs) > 0 {
 		notes = append(notes, "kernel log not readable: Xids unknown")
 	}
 	slices.SortFunc(r.Changes, func(a, b Change) int {
@@ -170,8 +170,8 @@ func find(gpus []GPU, g GPU) (GPU, bool) {
 // "xid" change per GPU: Before is the GPU's Xid lines before, After the
 // number after.
 func newXids(before, after *Snapshot) []Change {
-	if !after.XidRead {
-		return nil
+	if !before.XidRead || !after.XidRead {
+		return nil // a log not read before has no lines to tell the new ones from
 	}
 	seen := map[string]int{}
 	for _, x := range before.Xid {

@@ -86,6 +86,12 @@ func TestCompare(t *testing.T) {
 	if quiet := Compare(before, before); len(quiet.Changes) != 0 || quiet.Note != "" {
 		t.Errorf("nothing moved, yet %+v", quiet)
 	}
+	// A kernel log not read before: its old lines are not new Xids.
+	unread := *before
+	unread.XidRead, unread.Xid = false, nil
+	if r := Compare(&unread, before); len(r.Changes) != 0 || r.Note != "kernel log not readable: Xids unknown" {
+		t.Errorf("the first kernel log unread: %+v", r)
+	}
 }
 
 func TestFaulty(t *testing.T) {
