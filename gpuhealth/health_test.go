@@ -206,6 +206,17 @@ func TestJob(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
 		t.Errorf("the link's target became %q", b)
 	}
+	// A first snapshot that is a link is never read through.
+	if err := os.Symlink(before, filepath.Join(dir, "before-link")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Job(context.Background(), o, filepath.Join(dir, "after3.json"), filepath.Join(dir, "before-link"), filepath.Join(dir, "fault3"), "", &out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fault3")); err == nil || !strings.Contains(out.String(), "no first snapshot to compare with") {
+		t.Errorf("compared with a link's target:\n%s", out.String())
+	}
 	// No nvidia-smi: a note, no error.
 	s := Take(context.Background(), Options{SMI: filepath.Join(dir, "none"), Dmesg: dmesg})
 	if len(s.GPUs) != 0 || len(s.Notes) != 1 || s.Notes[0] != "no nvidia-smi on the node" {
