@@ -75,6 +75,7 @@ func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
 			// by an older kvsweep) did not fail on its node.
 			switch h := c.Health; {
 			case c.Class != testrun.ClassInfra || c.Outcome == testrun.OK || testrun.Unfinished(c.State):
+				// no failure on its node
 			case h != nil && len(h.Faults()) > 0:
 				add(r, cmp.Or(h.Node, c.Nodes), GPUFault, h.Counters())
 			default:
