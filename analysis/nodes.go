@@ -17,15 +17,24 @@ type NodeRecord struct {
 	States   map[string]int `json:"states"` // NODE_FAIL: 2, ...
 	Sweeps   []string       `json:"sweeps"`
 	Last     time.Time      `json:"last"` // collection time of the newest run with one
+	// GPUCounters counts, over the failures where the node's GPUs failed
+	// under the cell (state GPUFault), each counter that rose
+	// ("nvlink.replay_errors": 2, "xid": 1).
+	GPUCounters map[string]int `json:"gpu_counters,omitempty"`
 }
+
+// GPUFault is the ledger's state of an attempt whose GPUs failed under
+// it (an Xid, NVLink errors, ...), whatever the scheduler said of it.
+const GPUFault = "GPU_FAULT"
 
 // BadNodes is the ledger of runs collected since since (zero: all):
 // nodes with at least one infra failure, most failures first. A
 // multi-node job's failure is counted against its whole node list, since
-// which node failed it is not known.
+// which node failed it is not known; a GPU fault is counted against the
+// node whose GPUs failed, with the counters that rose.
 func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
 	recs := map[string]*NodeRecord{}
-	add := func(r *testrun.Run, nodes, state string) {
+	add := func(r *testrun.Run, nodes, state string, counters []string) {
 		if nodes == "" {
 			return
 		}
@@ -36,6 +45,12 @@ func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
 		}
 		n.Failures++
 		n.States[cmp.Or(state, "UNKNOWN")]++
+		for _, c := range counters {
+			if n.GPUCounters == nil {
+				n.GPUCounters = map[string]int{}
+			}
+			n.GPUCounters[c]++
+		}
 		if !slices.Contains(n.Sweeps, r.ID) {
 			n.Sweeps = append(n.Sweeps, r.ID)
 		}
@@ -49,14 +64,22 @@ func BadNodes(runs []*testrun.Run, since time.Time) []NodeRecord {
 		}
 		for _, c := range r.Cells {
 			for _, a := range c.Earlier {
-				if a.Class == testrun.ClassInfra {
-					add(r, a.Nodes, a.State)
+				switch f := a.GPUFault; {
+				case f != nil:
+					add(r, cmp.Or(f.Node, a.Nodes), GPUFault, f.Counters())
+				case a.Class == testrun.ClassInfra:
+					add(r, a.Nodes, a.State, nil)
 				}
 			}
 			// A cell still queued or running when collected (stored so
 			// by an older kvsweep) did not fail on its node.
-			if c.Class == testrun.ClassInfra && c.Outcome != testrun.OK && !testrun.Unfinished(c.State) {
-				add(r, c.Nodes, c.State)
+			switch h := c.Health; {
+			case c.Class != testrun.ClassInfra || c.Outcome == testrun.OK || testrun.Unfinished(c.State):
+				// no failure on its node
+			case h != nil && len(h.Faults()) > 0:
+				add(r, cmp.Or(h.Node, c.Nodes), GPUFault, h.Counters())
+			default:
+				add(r, c.Nodes, c.State, nil)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsweep/kvsweep/gpuhealth"
 	"github.com/kvsweep/kvsweep/history"
 	"github.com/kvsweep/kvsweep/testrun"
 )
@@ -35,6 +36,35 @@ func TestBadNodesLeaveUnfinishedCellsOut(t *testing.T) {
 		want := i == 0 || i == 5
 		if got := history.InfraFailure(c); got != want {
 			t.Errorf("InfraFailure(%s on %s, %s) = %v, want %v", c.Outcome, c.Nodes, c.State, got, want)
+		}
+	}
+}
+
+// A GPU fault is counted against the node whose GPUs failed (the
+// report's node, not the cell's node list), as GPU_FAULT with the
+// counters that rose, in an earlier attempt and in the last one.
+func TestBadNodesGPUFaults(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	fault := func(node string, counters ...string) *gpuhealth.Report {
+		r := &gpuhealth.Report{Node: node}
+		for _, c := range counters {
+			r.Changes = append(r.Changes, gpuhealth.Change{Counter: c, Before: 0, After: 1, Fault: true})
+		}
+		return r
+	}
+	run := &testrun.Run{ID: "s1", CollectedAt: at, Cells: []testrun.CellResult{
+		{Outcome: testrun.OK, Nodes: "n2", Earlier: []testrun.Attempt{{State: "COMPLETED", Nodes: "n1", Class: testrun.ClassInfra, GPUFault: fault("n1", "xid", "nvlink.replay_errors")}}},
+		{Outcome: testrun.Invalid, Class: testrun.ClassInfra, State: "COMPLETED", Nodes: "n[1-2]", Health: fault("n1", "nvlink.replay_errors")},
+		{Outcome: testrun.OK, Nodes: "n3", Health: &gpuhealth.Report{Node: "n3", Changes: []gpuhealth.Change{{Counter: "ecc_errors.volatile.sram_correctable", After: 2}}}},
+	}}
+	ledger := BadNodes([]*testrun.Run{run}, time.Time{})
+	if len(ledger) != 1 || ledger[0].Node != "n1" || ledger[0].Failures != 2 || ledger[0].States[GPUFault] != 2 ||
+		ledger[0].GPUCounters["nvlink.replay_errors"] != 2 || ledger[0].GPUCounters["xid"] != 1 || len(ledger[0].GPUCounters) != 2 {
+		t.Errorf("ledger %+v", ledger)
+	}
+	for i, c := range run.Cells {
+		if got := history.InfraFailure(c); got != (i < 2) {
+			t.Errorf("InfraFailure(cell %d) = %v", i, got)
 		}
 	}
 }

@@ -96,6 +96,7 @@ type gridRow struct {
 	Verdicts      []string
 	Evidence      []testrun.Evidence
 	Workers       [][]string // workerRows
+	Health        []string   // healthLines
 }
 
 type runSection struct {
@@ -134,7 +135,7 @@ func WriteHTML(w io.Writer, runs []*testrun.Run, title string) error {
 		cases := testrun.CaseIDs(r)
 		sec := runSection{ID: r.ID, Date: r.Date().Format(fullStamp), Counts: r.CountsLine(), Changed: changed[i], Cases: cases, Notes: r.Notes}
 		for _, c := range r.Cells {
-			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases), r.EvidenceOf(c), workerRows(c)})
+			sec.Cells = append(sec.Cells, gridRow{c.Name, testrun.OutcomeText(c), cellVerdicts(c, cases), r.EvidenceOf(c), workerRows(c), healthLines(c)})
 		}
 		v.Runs = append(v.Runs, sec)
 		v.History = append(v.History, hist[i])

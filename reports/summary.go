@@ -106,6 +106,9 @@ func WriteSummary(w io.Writer, format Format, r *testrun.Run) error {
 		if err := writeGPU(&b, format, r); err != nil {
 			return err
 		}
+		if err := writeHealth(&b, format, r); err != nil {
+			return err
+		}
 		if err := writeMetrics(&b, format, r); err != nil {
 			return err
 		}

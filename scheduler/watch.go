@@ -118,9 +118,12 @@ func retryInfra(ctx context.Context, dir string, sched Scheduler, limit int, cel
 		if c.Attempt > limit || !InfraFailure(dir, c) {
 			continue
 		}
+		if !sweep.OutsideTest(c.State) && sweep.GPUFault(dir, c.ID) {
+			c.State = "GPU_FAULT" // what Retried tells of it
+		}
 		var avoid []string
 		if sched.Name() == "slurm" {
-			avoid = failedNodes(c)
+			avoid = failedNodes(c, sweep.GPUFaultNodes(dir, c.ID))
 		}
 		key := strings.Join(avoid, ",")
 		groups[key] = append(groups[key], c)
@@ -145,9 +148,13 @@ func retryInfra(ctx context.Context, dir string, sched Scheduler, limit int, cel
 }
 
 // failedNodes lists the nodes a cell's attempts failed outside the test
-// on: the last attempt's, and those of earlier such attempts.
-func failedNodes(c CellStatus) []string {
+// on: the last attempt's, those of earlier such attempts, and those its
+// GPUs failed under it on (gpuFaults).
+func failedNodes(c CellStatus, gpuFaults []string) []string {
 	set := map[string]bool{}
+	for _, n := range gpuFaults {
+		set[n] = true
+	}
 	add := func(nodes string) {
 		for _, n := range splitHostlist(nodes) {
 			if n = strings.TrimSpace(n); n != "" && n != "None assigned" && n != "(null)" {

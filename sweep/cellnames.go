@@ -30,6 +30,19 @@ const (
 	// GPUSamplesFile holds the GPUs' power, utilisation, memory, clocks
 	// and temperature sampled while the cell ran, one JSON line a sample.
 	GPUSamplesFile = "gpu.jsonl"
+	// HealthBeforeFile and HealthAfterFile hold the health counters of
+	// the head node's GPUs (package gpuhealth's Snapshot, JSON) taken by
+	// kvsweep job health before the harness starts and after it ends.
+	HealthBeforeFile = "health-before.json"
+	HealthAfterFile  = "health-after.json"
+	// HealthFaultFile is written when a counter whose rise means the
+	// hardware failed (an Xid, an NVLink error, ...) rose during the
+	// attempt (package gpuhealth's Report, JSON): the attempt failed
+	// outside the test, and watch retries it away from the node.
+	HealthFaultFile = "gpu-fault"
+	// HealthFaultsLog keeps, across the cell's attempts, one line of each
+	// attempt's HealthFaultFile: which nodes' GPUs failed under the cell.
+	HealthFaultsLog = "gpu-faults.jsonl"
 )
 
 // MaxCaseMarkID bounds a case id in case-windows.jsonl.

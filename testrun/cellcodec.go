@@ -200,6 +200,30 @@ var cellMembers = jsonscan.Members[cellIO]{
 		func(b []byte, c *cellIO) ([]byte, bool) {
 			return jsonscan.AppendOptStr(b, "emulated", c.Emulated), true
 		}),
+	jsonscan.M("gpu_health", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		return readJSON(s, &c.Health)
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		return appendJSON(b, "gpu_health", c.Health)
+	}),
+}
+
+// readJSON reads an object member through encoding/json.
+func readJSON[T any](s *jsonscan.Scanner, v **T) bool {
+	if s.Peek() != '{' {
+		return false
+	}
+	from := s.Pos()
+	return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), v) == nil
+}
+
+// appendJSON appends member key, v as encoding/json writes it; nothing
+// when v is nil.
+func appendJSON[T any](b []byte, key string, v *T) ([]byte, bool) {
+	if v == nil {
+		return b, true
+	}
+	j, err := json.Marshal(v)
+	return append(jsonscan.Key(b, key), j...), err == nil
 }
 
 // imageMembers are a cell's image's members; the source revisions are
@@ -238,6 +262,8 @@ var attemptMembers = jsonscan.Members[Attempt]{
 		func(b []byte, a *Attempt) ([]byte, bool) {
 			return jsonscan.AppendStr(jsonscan.Key(b, "class"), a.Class), true
 		}),
+	jsonscan.M("gpu_fault", func(s *jsonscan.Scanner, a *Attempt, _ int) bool { return readJSON(s, &a.GPUFault) },
+		func(b []byte, a *Attempt) ([]byte, bool) { return appendJSON(b, "gpu_fault", a.GPUFault) }),
 }
 
 // decodeCell is json.Unmarshal of a CellResult for the cells WriteRun

@@ -95,6 +95,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		addGPU(&cr, files, m)
 		v.apply(&cr, c.Topology)
 		judgeCache(&cr, files, m.Cache)
+		addHealth(&cr, files)
 		files.Close()
 		cr.Class = classify(cr, started)
 		run.Cells[i] = cr
@@ -312,9 +313,13 @@ func anyFailed(cases []result.Case) bool {
 // cell in a state that has not ended is never a failure outside the
 // test.
 func classify(c CellResult, started bool) string {
-	switch c.Outcome {
-	case NotFinished:
+	switch {
+	case c.Outcome == NotFinished:
 		return ""
+	case c.Health != nil && len(c.Health.Faults()) > 0:
+		return ClassInfra
+	}
+	switch c.Outcome {
 	case OK:
 		if anyFailed(c.Cases) {
 			return ClassTest

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsweep/kvsweep/gpuhealth"
 	"github.com/kvsweep/kvsweep/gpustat"
 	"github.com/kvsweep/kvsweep/hardware"
 	"github.com/kvsweep/kvsweep/result"
@@ -88,6 +89,10 @@ type CellResult struct {
 	// under emulation on a node of another platform (cluster.emulate):
 	// a functional check, never a figure.
 	Emulated string `json:"emulated,omitempty"`
+	// Health is what rose on the GPUs of the cell's head node during its
+	// last attempt (package gpuhealth): the counters, before and after,
+	// and which rises mean the hardware failed.
+	Health *gpuhealth.Report `json:"gpu_health,omitempty"`
 }
 
 // Attempt is how an earlier attempt of a cell ended.
@@ -95,6 +100,9 @@ type Attempt struct {
 	State string `json:"state"`
 	Nodes string `json:"nodes,omitempty"`
 	Class string `json:"class"`
+	// GPUFault is the rises that mean the attempt's GPUs failed under it
+	// (it is then an infra failure, whatever its state).
+	GPUFault *gpuhealth.Report `json:"gpu_fault,omitempty"`
 }
 
 // Run is a collected sweep: the unit of the history store.

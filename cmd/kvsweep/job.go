@@ -196,7 +196,7 @@ func init() { register(jobCmd) }
 
 var jobCmd = &command{
 	name:    "job",
-	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head|scrape|gpu-sample|case [flags]",
+	args:    "etcd-wait|barrier|etcd-clean|publish-head|get-head|scrape|gpu-sample|health|case [flags]",
 	summary: "Helpers a running job uses: coordination through etcd, telemetry",
-	subs:    append(jobCommands, jobScrapeCmd, jobGPUCmd, jobCaseCmd),
+	subs:    append(jobCommands, jobScrapeCmd, jobGPUCmd, jobHealthCmd, jobCaseCmd),
 }

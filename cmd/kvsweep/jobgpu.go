@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kvsweep/kvsweep/gpuhealth"
 	"github.com/kvsweep/kvsweep/gpustat"
 )
 
@@ -23,3 +24,10 @@ var jobGPUCmd = &command{name: "gpu-sample", args: "--out FILE [--interval D]", 
 		}
 	},
 }
+
+// jobHealthCmd is in every build: each job runs it before and after its harness.
+var jobHealthCmd = &command{name: "health", args: gpuhealth.Args, help: gpuhealth.Help, summary: gpuhealth.Summary,
+	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
+		run := gpuhealth.Flags(fs)
+		return func(e *env, _ []string) error { ctx, stop := interruptible(); defer stop(); return run(ctx, e.stdout) }
+	}}

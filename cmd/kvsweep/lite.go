@@ -22,6 +22,6 @@ func init() {
 			}})
 	}
 	// The job helpers without etcd: telemetry's scraper and GPU sampler, the case marker.
-	register(&command{name: "job", args: "scrape|gpu-sample|case [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
-		subs: []*command{jobScrapeCmd, jobGPUCmd, jobCaseCmd}})
+	register(&command{name: "job", args: "scrape|gpu-sample|health|case [flags]", summary: "Helpers a running job uses (etcd's are not in a -tags lite build)",
+		subs: []*command{jobScrapeCmd, jobGPUCmd, jobHealthCmd, jobCaseCmd}})
 }

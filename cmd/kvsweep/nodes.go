@@ -16,13 +16,13 @@ var nodesCmd = &command{
 	name:    "nodes",
 	args:    "[--window 168h]",
 	summary: "The bad-node ledger: nodes by failures outside the test across sweeps",
-	help: `Lists the nodes on which attempts failed outside the test (NODE_FAIL,
-PREEMPTED, BOOT_FAIL, DEADLINE, LOST, a job that never started its
-harness), across the runs in the history store collected within --window,
-most failures first, with the states and how many sweeps saw them. A
-retried attempt counts too, so a cell that passed on its second node still
-marks the first. submit, run and ci take --exclude-bad-nodes N to keep
-nodes with at least N such failures out.`,
+	help: `Lists the nodes on which attempts failed outside the test (NODE_FAIL, PREEMPTED,
+BOOT_FAIL, DEADLINE, LOST, a job that never started its harness; GPU_FAULT:
+the GPUs failed under it, with the counters that rose, "xid x1"), across the
+runs in the history store collected within --window, most failures first,
+with the states and how many sweeps saw them. A retried attempt counts too,
+so a cell that passed on its second node still marks the first. submit, run
+and ci take --exclude-bad-nodes N to keep nodes with N such failures out.`,
 	setup: func(fs *pflag.FlagSet) func(*env, []string) error {
 		store := fs.String("store", history.DefaultStorePath(), "history store")
 		window := fs.Duration("window", 7*24*time.Hour, "count runs collected this far back (0: all)")

@@ -116,9 +116,9 @@ var resubmitCmd = &command{
 	summary: "Submit again the cells that ended without success, or never ran",
 	help: `--failed selects cells whose last attempt ended without success (FAILED,
 TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, CANCELLED, PREEMPTED, BOOT_FAIL, DEADLINE,
-LOST); --infra only those that failed outside the test (NODE_FAIL,
-PREEMPTED, BOOT_FAIL, DEADLINE, LOST, or a job that ended before its
-harness started), which a deterministic test failure never is; --missing
+LOST); --infra only those that failed outside the test (NODE_FAIL, PREEMPTED,
+BOOT_FAIL, DEADLINE, LOST, a job that ended before its harness started, or
+GPUs that failed under it), which a deterministic test failure never is; --missing
 selects cells never submitted. Cells pending, running or completed are
 never submitted again. The chosen cells go out as new arrays over exactly
 their indices; --exclude keeps them off nodes.`,

@@ -69,7 +69,7 @@ exec >>"$CELL_DIR/$LOG_NAME" 2>&1
 if [ -e "$CELL_DIR/exit" ] || [ -e "$CELL_DIR/harness-started" ] || [ -e "$CELL_DIR/result.json" ]; then
 	prev=$CELL_DIR/attempts/$(date -u +%Y%m%dT%H%M%S)-$$
 	mkdir -p "$prev"
-	for f in exit result.json source-revisions.json harness-started provenance-mismatch provenance-missing adapter.log adapter-failed hardware.env nvidia-smi.xml nccl-version; do
+	for f in exit result.json source-revisions.json harness-started provenance-mismatch provenance-missing adapter.log adapter-failed hardware.env nvidia-smi.xml nccl-version health-before.json health-after.json health.log gpu-fault; do
 		if [ -e "$CELL_DIR/$f" ]; then mv "$CELL_DIR/$f" "$prev/"; fi
 	done
 fi
@@ -232,12 +232,30 @@ record_hardware() {
 		rm -f "$CELL_DIR/.nvidia-smi.xml.tmp"
 	fi
 }
+# gpu_health before|after: the health counters of the job's GPUs on this
+# node (kvsweep job health: nvidia-smi -q -x, nvidia-smi nvlink -e, the
+# kernel log's Xid lines, none of another job's GPU) into health-before.json
+# and health-after.json. After, a counter whose rise means the hardware
+# failed under the cell (an Xid, an NVLink error, ...) goes to gpu-fault and
+# a line of gpu-faults.jsonl: the attempt failed outside the test. Where the
+# job has kvsweep; nothing here fails the job.
+gpu_health() {
+	local bin=${KVSWEEP_BIN:-$SWEEP_DIR/bin/kvsweep}
+	local args=(--out "$CELL_DIR/health-$1.json" --node "${SLURMD_NODENAME:-$NODE_NAME}" --job "$JOB_ID" --gpus "${CUDA_VISIBLE_DEVICES:-}")
+	if [ ! -x "$bin" ]; then return 0; fi
+	if [ "$1" = after ]; then
+		args+=(--before "$CELL_DIR/health-before.json" --fault "$CELL_DIR/gpu-fault" --log "$CELL_DIR/gpu-faults.jsonl")
+	fi
+	timeout 300 "$bin" job health "${args[@]}" >>"$CELL_DIR/health.log" 2>&1 || true
+}
 run_harness() {
 	record_hardware
+	gpu_health before
 	launch head sh -c "$PROVENANCE" kvsweep-harness "$CELL_DIR" "${EXPECT[@]}" "$@" &
 	CHILDREN+=("$!")
 	local rc=0
 	wait "$!" || rc=$?
+	gpu_health after
 	return "$rc"
 }
 
