@@ -141,13 +141,8 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("services", func(n ast.Node, w string) { s.Services = d.services(n, w) })),
 		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
 		mark(yamlpos.F("cache", func(n ast.Node, w string) { s.Cache = d.cache(n, w) })),
-		mark(yamlpos.F("retry", func(n ast.Node, w string) {
-			d.Fields(n, w, yamlpos.F("infra", func(n ast.Node, w string) {
-				if s.Retry.Infra = d.Integer(n, w); s.Retry.Infra < 0 || s.Retry.Infra > MaxInfraRetries {
-					d.Errorf(n, "%s: %d is out of range (expected an integer from 0 to %d)", w, s.Retry.Infra, MaxInfraRetries)
-				}
-			}))
-		})),
+		mark(yamlpos.F("profile", func(n ast.Node, w string) { s.Profile = d.profile(n, w) })),
+		mark(yamlpos.F("retry", func(n ast.Node, w string) { d.retry(n, w, &s.Retry) })),
 	)
 	for _, req := range []string{"version", "name", "harness", "topologies", "geometries", "matrix"} {
 		if !seen[req] {
@@ -173,6 +168,15 @@ func Parse(file string, src []byte) (*Spec, error) {
 		return nil, d.Errs
 	}
 	return s, nil
+}
+
+// retry reads retry: {infra: N}.
+func (d *decoder) retry(n ast.Node, where string, r *Retry) {
+	d.Fields(n, where, yamlpos.F("infra", func(n ast.Node, w string) {
+		if r.Infra = d.Integer(n, w); r.Infra < 0 || r.Infra > MaxInfraRetries {
+			d.Errorf(n, "%s: %d is out of range (expected an integer from 0 to %d)", w, r.Infra, MaxInfraRetries)
+		}
+	}))
 }
 
 func (d *decoder) name(n ast.Node, where string) string {

@@ -86,6 +86,8 @@ type Spec struct {
 	// Cache is the spec's cache section (nil: none; each case's state is
 	// in Cases).
 	Cache *CacheSpec
+	// Profile is the spec's profile section (nil: nothing is profiled).
+	Profile *Profile
 	// Engines are the spec's engines section: the engine axis takes its
 	// values from there. Without one, the axis takes Engines, with no
 	// settings of their own.
