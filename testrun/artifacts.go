@@ -24,7 +24,8 @@ type Gathered struct {
 }
 
 // GatherArtifacts copies the evidence and logs (the cell directory's
-// *.out, *.err and *.log files) of every cell that did not pass into dst,
+// *.out, *.err and *.log files) of every cell that did not pass, then the
+// profile files of the cells that passed (spec profile), into dst,
 // under the same paths as in the sweep, for a CI job to upload: regular
 // files inside the cell's directory only, at most max bytes in all (the
 // failing cells in order, each file whole or not at all). What was copied
@@ -42,6 +43,13 @@ func (r *Run) GatherArtifacts(dst string, max int64) (Gathered, error) {
 		g.Cells++
 		if err := g.cell(r.Dir, dst, c, max, &listing); err != nil {
 			return g, err
+		}
+	}
+	for _, c := range r.Cells {
+		if profiled(c) {
+			if err := g.cell(r.Dir, dst, c, max, &listing); err != nil {
+				return g, err
+			}
 		}
 	}
 	fmt.Fprintf(&listing, "\n%d files, %s, of %d cells that did not pass (at most %s)\n", g.Files, sweep.Size(g.Bytes), g.Cells, sweep.Size(max))
@@ -101,6 +109,9 @@ func (g *Gathered) cell(sweepDir, dst string, c CellResult, max int64, listing *
 
 // cellFiles are a cell's evidence and its logs, each once, sorted.
 func cellFiles(root *os.Root, c CellResult) []string {
+	if profiled(c) {
+		return profilePaths(c)
+	}
 	set := map[string]bool{}
 	for _, e := range c.Evidence {
 		set[path.Clean(e)] = true

@@ -196,6 +196,19 @@ var cellMembers = jsonscan.Members[cellIO]{
 		j, err := json.Marshal(c.Cache)
 		return append(jsonscan.Key(b, "cache"), j...), err == nil
 	}),
+	jsonscan.M("profile", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		if s.Peek() != '{' {
+			return false
+		}
+		from := s.Pos()
+		return s.SkipValue() && json.Unmarshal(s.Bytes(from, s.Pos()), &c.Profile) == nil
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		if c.Profile == nil {
+			return b, true
+		}
+		j, err := json.Marshal(c.Profile)
+		return append(jsonscan.Key(b, "profile"), j...), err == nil
+	}),
 }
 
 // imageMembers are a cell's image's members; the source revisions are

@@ -95,6 +95,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		addGPU(&cr, files, m)
 		v.apply(&cr, c.Topology)
 		judgeCache(&cr, files, m.Cache)
+		addProfile(&cr, files, m)
 		files.Close()
 		cr.Class = classify(cr, started)
 		run.Cells[i] = cr

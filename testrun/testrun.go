@@ -84,6 +84,8 @@ type CellResult struct {
 	// cases.ID.cache) or that the job marked, what it declared and what
 	// the job did to the caches before it.
 	Cache []CaseCacheResult `json:"cache,omitempty"`
+	// Profile is the profile the job took of the cell (spec profile).
+	Profile *ProfileResult `json:"profile,omitempty"`
 }
 
 // Attempt is how an earlier attempt of a cell ended.
