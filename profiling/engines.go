@@ -76,8 +76,8 @@ func startAll(ctx context.Context, o Options, p *sweep.ProfilePlan, caseID strin
 			continue
 		}
 		dir := filepath.Join(o.CellDir, sweep.ProfileDir, "torch", safe(caseID), safe(w))
-		body, _ := json.Marshal(map[string]string{"output_dir": dir})
-		l := post(ctx, o, route(e, "/start_profile"), body)
+		body, _ := json.Marshal(map[string]string{OutputDirKey: dir})
+		l := post(ctx, o, route(e, StartRoute), body)
 		l.Event, l.Case, l.Worker = "start", caseID, w
 		took = took || l.OK
 		_ = o.record(l)
@@ -92,7 +92,7 @@ func stopAll(ctx context.Context, o Options, p *sweep.ProfilePlan, caseID string
 		if e.Kind == cachectl.Dynamo {
 			continue
 		}
-		l := post(ctx, o, route(e, "/stop_profile"), nil)
+		l := post(ctx, o, route(e, StopRoute), nil)
 		l.Event, l.Case, l.Worker = "stop", caseID, workerOf(e)
 		_ = o.record(l)
 	}

@@ -163,3 +163,12 @@ func Command(args []string, out io.Writer, mark func([]string, io.Writer) error)
 	}
 	return nil
 }
+
+// The engines' profiler routes and the body key a start sends (SGLang's
+// ProfileReqInput.output_dir; vLLM reads no body): upstream's facts hold
+// them to the pinned releases.
+const (
+	StartRoute   = "/start_profile"
+	StopRoute    = "/stop_profile"
+	OutputDirKey = "output_dir"
+)
