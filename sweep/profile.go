@@ -105,6 +105,9 @@ func (c *CellFiles) ListFiles(dir string, max int) (files []ListedFile, other []
 			return nil
 		case d.IsDir():
 			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			other = append(other, p+" (symbolic link, not followed)")
+			return nil
 		case !d.Type().IsRegular():
 			other = append(other, p+" ("+FileKind(d.Type())+")")
 			return nil
