@@ -98,7 +98,13 @@ func (c *CellFiles) ListFiles(dir string, max int) (files []ListedFile, other []
 	case !fi.IsDir():
 		return nil, nil, false, &RefusedError{c.prefix + dir, "is a " + FileKind(fi.Mode()) + ", not a directory"}
 	}
+	seen := 0
 	err = fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		// Folders count too: a tree of empty ones is read no further.
+		if seen++; seen > 16*max {
+			more = true
+			return errEnough
+		}
 		switch {
 		case err != nil:
 			other = append(other, p+" (unreadable)")
