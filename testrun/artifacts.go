@@ -17,10 +17,12 @@ import (
 
 // Gathered is what GatherArtifacts copied and left out.
 type Gathered struct {
-	Cells   int // cells that did not pass
-	Files   int
-	Bytes   int64
-	LeftOut []string // "PATH (why)"
+	Cells int // cells that did not pass
+	// Profiled is the cells that passed whose profiles were gathered.
+	Profiled int
+	Files    int
+	Bytes    int64
+	LeftOut  []string // "PATH (why)"
 }
 
 // GatherArtifacts copies the evidence and logs (the cell directory's
@@ -47,12 +49,16 @@ func (r *Run) GatherArtifacts(dst string, max int64) (Gathered, error) {
 	}
 	for _, c := range r.Cells {
 		if profiled(c) {
+			g.Profiled++
 			if err := g.cell(r.Dir, dst, c, max, &listing); err != nil {
 				return g, err
 			}
 		}
 	}
 	fmt.Fprintf(&listing, "\n%d files, %s, of %d cells that did not pass (at most %s)\n", g.Files, sweep.Size(g.Bytes), g.Cells, sweep.Size(max))
+	if g.Profiled > 0 {
+		fmt.Fprintf(&listing, "with the profiles of %d cells that passed\n", g.Profiled)
+	}
 	for _, l := range g.LeftOut {
 		fmt.Fprintf(&listing, "left out: %s\n", l)
 	}

@@ -105,8 +105,12 @@ func TestGatherProfiles(t *testing.T) {
 		t.Fatalf("the cell did not pass: %+v", cr)
 	}
 	dst := filepath.Join(t.TempDir(), "art")
-	_, err := run.GatherArtifacts(dst, 1<<20)
+	g, err := run.GatherArtifacts(dst, 1<<20)
 	sweeptest.Must(t, err)
+	listing, _ := os.ReadFile(filepath.Join(dst, "ARTIFACTS.txt"))
+	if g.Profiled != 1 || !strings.Contains(string(listing), "with the profiles of 1 cells that passed") {
+		t.Errorf("gathered %+v:\n%s", g, listing)
+	}
 	base := filepath.Join(dst, "cells", cr.CellID)
 	for _, f := range cr.Profile.Files {
 		if _, err := os.Stat(filepath.Join(base, filepath.FromSlash(f.Path))); err != nil {
