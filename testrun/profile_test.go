@@ -14,8 +14,8 @@ import (
 
 // profiledCell is the passing cell of the mixed sweep with a profile
 // folder: worker 0's nsys report, a torch trace, the job's own files,
-// a link out of the sweep, and profile.jsonl with a refused start and
-// a worker nsys wrapped that wrote no report.
+// a link out of the sweep, and profile.jsonl with a refused start, a
+// worker nsys wrapped that wrote no report, and a line cut short.
 func profiledCell(t *testing.T) (*cacheCell, *sweep.Manifest) {
 	t.Helper()
 	c := newCacheCell(t)
@@ -29,6 +29,7 @@ func profiledCell(t *testing.T) (*cacheCell, *sweep.Manifest) {
 		"profile.jsonl": `{"t":1,"event":"wrap","worker":"0","target":"nsys profile -o 0","ok":true}
 {"t":2,"event":"wrap","worker":"1","target":"nsys profile -o 1","ok":true}
 {"t":3,"event":"start","case":"TC-01","worker":"0","target":"http://127.0.0.1:8000/start_profile","ok":false,"detail":"404 Not Found"}
+{"t":4,"event":
 `,
 	} {
 		sweeptest.Must(t, os.WriteFile(filepath.Join(pd, filepath.FromSlash(name)), []byte(body), 0o644))
@@ -80,6 +81,7 @@ func TestCollectProfile(t *testing.T) {
 		"left out: profile/passwd.nsys-rep (symbolic link, not followed)",
 		"nsys wrote no report for worker 1",
 		"start of TC-01 on worker 0 (http://127.0.0.1:8000/start_profile): 404 Not Found",
+		"profile/profile.jsonl:4: not a profile line",
 	} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
