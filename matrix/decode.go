@@ -142,6 +142,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 		mark(yamlpos.F("telemetry", func(n ast.Node, w string) { s.Telemetry = d.telemetry(n, w) })),
 		mark(yamlpos.F("cache", func(n ast.Node, w string) { s.Cache = d.cache(n, w) })),
 		mark(yamlpos.F("search", func(n ast.Node, w string) { s.Search = d.search(n, w) })),
+		mark(yamlpos.F("profile", func(n ast.Node, w string) { s.Profile = d.profile(n, w) })),
 		mark(yamlpos.F("retry", func(n ast.Node, w string) { d.retry(n, w, &s.Retry) })),
 	)
 	for _, req := range []string{"version", "name", "harness", "topologies", "geometries", "matrix"} {
@@ -170,7 +171,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 	return s, nil
 }
 
-// retry reads retry: {infra}.
+// retry reads retry: {infra: N}.
 func (d *decoder) retry(n ast.Node, where string, r *Retry) {
 	d.Fields(n, where, yamlpos.F("infra", func(n ast.Node, w string) {
 		if r.Infra = d.Integer(n, w); r.Infra < 0 || r.Infra > MaxInfraRetries {

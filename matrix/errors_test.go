@@ -40,7 +40,7 @@ func TestMalformedSpecs(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"unknown top-level key", "name: mini", "name: mini\ntopologis: {}",
-			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, kubernetes, container, env, harness, topologies, geometries, matrix, cases, engines, services, telemetry, cache, search, retry)`},
+			`sweep.yaml:3:1: unknown key "topologis" (expected one of: version, name, scheduler, case_grouping, cluster, kubernetes, container, env, harness, topologies, geometries, matrix, cases, engines, services, telemetry, cache, search, profile, retry)`},
 		{"unknown nested key", "{gpus_per_node: 2, time: 30m}", "{gpus: 2, time: 30m}",
 			`sweep.yaml:7:17: topologies.aggregated.resources: unknown key "gpus" (expected one of: nodes, gpus_per_node, cpus_per_task, mem, time)`},
 		{"wrong type", "gpus_per_node: 2", "gpus_per_node: two",

@@ -63,6 +63,9 @@ func Expand(s *Spec) ([]Cell, error) {
 	if err := checkCases(s, cells); err != nil {
 		return nil, err
 	}
+	if err := checkProfileCases(s, cells); err != nil {
+		return nil, err
+	}
 	return cells, nil
 }
 

@@ -89,6 +89,8 @@ type Spec struct {
 	// Search is the operating-point search's section (nil: none; see
 	// decode_search.go).
 	Search *Search
+	// Profile is the spec's profile section (nil: nothing is profiled).
+	Profile *Profile
 	// Engines are the spec's engines section: the engine axis takes its
 	// values from there. Without one, the axis takes Engines, with no
 	// settings of their own.

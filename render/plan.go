@@ -85,6 +85,7 @@ func header(spec *matrix.Spec, opts Options) *sweep.Manifest {
 		m.Telemetry = &sweep.Telemetry{Endpoints: t.Endpoints, IntervalS: int(t.Interval / time.Second), GPUIntervalMS: int(t.GPUInterval / time.Millisecond)}
 	}
 	m.Cache = CachePlan(spec)
+	m.Profile = ProfilePlan(spec)
 	if c := spec.Harness.Client; c != nil {
 		m.Client = &sweep.ClientResult{Format: c.Format, File: c.File, CaseBy: c.CaseBy, Values: c.Values}
 	}

@@ -48,11 +48,12 @@ func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Name   string           `json:"name"`
-			Cells  []planRow        `json:"cells"`
-			Totals PlanTotals       `json:"totals"`
-			Cache  *sweep.CachePlan `json:"cache,omitempty"`
-		}{m.Name, rows, tot, m.Cache})
+			Name    string             `json:"name"`
+			Cells   []planRow          `json:"cells"`
+			Totals  PlanTotals         `json:"totals"`
+			Cache   *sweep.CachePlan   `json:"cache,omitempty"`
+			Profile *sweep.ProfilePlan `json:"profile,omitempty"`
+		}{m.Name, rows, tot, m.Cache, m.Profile})
 	case "table", "markdown":
 		header := []string{"id", "name", "engine", "topology", "geometry", "cases", "nodes x gpus", "time"}
 		cells := make([][]string, len(rows))
@@ -70,7 +71,10 @@ func WritePlan(w io.Writer, m *sweep.Manifest, format string) error {
 		if _, err := fmt.Fprintf(w, "%s%d cells in %d job arrays, %.1f GPU-hours requested\n", sep[1:], tot.Cells, tot.Arrays, tot.GPUHours); err != nil {
 			return err
 		}
-		return writeCachePlan(w, m, format)
+		if err := writeCachePlan(w, m, format); err != nil {
+			return err
+		}
+		return writeProfilePlan(w, m.Profile)
 	}
 	return fmt.Errorf("unknown format %q (expected table, markdown or json)", format)
 }

@@ -166,7 +166,7 @@ func onVolume(spec *matrix.Spec, dir string) error {
 // two-node job, telemetry (kvsweep job scrape), or cases with a cache
 // state (the harness runs kvsweep job case).
 func needsBinary(m *sweep.Manifest) bool {
-	if m.Telemetry != nil || (m.Cache != nil && len(m.Cache.Cases) > 0) {
+	if m.Telemetry != nil || (m.Cache != nil && len(m.Cache.Cases) > 0) || m.Profile != nil {
 		return true
 	}
 	for _, j := range m.Jobs {

@@ -41,6 +41,8 @@ type ScriptData struct {
 	Adapter []string
 	// Telemetry is what the job scrapes beside the harness (nil: none).
 	Telemetry *sweep.Telemetry
+	// Profile is what the job profiles (nil: nothing).
+	Profile *sweep.ProfilePlan
 	// Etcd and NATS: the job starts them for the workers before the
 	// harness (the spec's services, or the engine's).
 	Etcd, NATS bool
@@ -90,6 +92,9 @@ func RenderScript(t *template.Template, spec *matrix.Spec, m *sweep.Manifest, j 
 	d.Image = m.ImageOf(j.Name)
 	d.Adapter = m.ResultAdapter
 	d.Telemetry = m.Telemetry
+	if d.Profile = m.Profile; d.Profile != nil {
+		d.EnvNames = append(d.EnvNames, "KVSWEEP_PROFILE_TOOL", "KVSWEEP_PROFILE_DIR")
+	}
 	svc := m.ServicesOf(j.Name)
 	d.Etcd, d.NATS = slices.Contains(svc, matrix.ServiceEtcd), slices.Contains(svc, matrix.ServiceNATS)
 	// The services' addresses reach the harness in the container: runtimes

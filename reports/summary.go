@@ -103,6 +103,9 @@ func WriteSummary(w io.Writer, format Format, r *testrun.Run) error {
 		if err := writeCacheStates(&b, format, r); err != nil {
 			return err
 		}
+		if err := writeProfiles(&b, format, r); err != nil {
+			return err
+		}
 		if err := writeGPU(&b, format, r); err != nil {
 			return err
 		}

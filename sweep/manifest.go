@@ -138,8 +138,10 @@ type Manifest struct {
 	// Cache is the cache state each case declares and how the job sets
 	// it before the case (spec cache: and cases.ID.cache).
 	Cache *CachePlan `json:"cache,omitempty"`
-	Jobs  []Job      `json:"jobs"`
-	Cells []Cell     `json:"cells"`
+	// Profile is what the jobs profile and how (spec profile).
+	Profile *ProfilePlan `json:"profile,omitempty"`
+	Jobs    []Job        `json:"jobs"`
+	Cells   []Cell       `json:"cells"`
 }
 
 // Telemetry is the endpoints the jobs scrape and every how many seconds.

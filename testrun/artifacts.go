@@ -17,14 +17,17 @@ import (
 
 // Gathered is what GatherArtifacts copied and left out.
 type Gathered struct {
-	Cells   int // cells that did not pass
-	Files   int
-	Bytes   int64
-	LeftOut []string // "PATH (why)"
+	Cells int // cells that did not pass
+	// Profiled is the cells that passed whose profiles were gathered.
+	Profiled int
+	Files    int
+	Bytes    int64
+	LeftOut  []string // "PATH (why)"
 }
 
 // GatherArtifacts copies the evidence and logs (the cell directory's
-// *.out, *.err and *.log files) of every cell that did not pass into dst,
+// *.out, *.err and *.log files) of every cell that did not pass, then the
+// profile files of the cells that passed (spec profile), into dst,
 // under the same paths as in the sweep, for a CI job to upload: regular
 // files inside the cell's directory only, at most max bytes in all (the
 // failing cells in order, each file whole or not at all). What was copied
@@ -44,7 +47,18 @@ func (r *Run) GatherArtifacts(dst string, max int64) (Gathered, error) {
 			return g, err
 		}
 	}
+	for _, c := range r.Cells {
+		if profiled(c) {
+			g.Profiled++
+			if err := g.cell(r.Dir, dst, c, max, &listing); err != nil {
+				return g, err
+			}
+		}
+	}
 	fmt.Fprintf(&listing, "\n%d files, %s, of %d cells that did not pass (at most %s)\n", g.Files, sweep.Size(g.Bytes), g.Cells, sweep.Size(max))
+	if g.Profiled > 0 {
+		fmt.Fprintf(&listing, "with the profiles of %d cells that passed\n", g.Profiled)
+	}
 	for _, l := range g.LeftOut {
 		fmt.Fprintf(&listing, "left out: %s\n", l)
 	}
@@ -101,6 +115,9 @@ func (g *Gathered) cell(sweepDir, dst string, c CellResult, max int64, listing *
 
 // cellFiles are a cell's evidence and its logs, each once, sorted.
 func cellFiles(root *os.Root, c CellResult) []string {
+	if profiled(c) {
+		return profilePaths(c)
+	}
 	set := map[string]bool{}
 	for _, e := range c.Evidence {
 		set[path.Clean(e)] = true

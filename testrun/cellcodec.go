@@ -205,6 +205,11 @@ var cellMembers = jsonscan.Members[cellIO]{
 	}, func(b []byte, c *cellIO) ([]byte, bool) {
 		return appendJSON(b, "gpu_health", c.Health)
 	}),
+	jsonscan.M("profile", func(s *jsonscan.Scanner, c *cellIO, _ int) bool {
+		return readJSON(s, &c.Profile)
+	}, func(b []byte, c *cellIO) ([]byte, bool) {
+		return appendJSON(b, "profile", c.Profile)
+	}),
 }
 
 // readJSON reads an object member through encoding/json.

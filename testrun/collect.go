@@ -96,6 +96,7 @@ func Collect(dir string, opts CollectOptions) (*Run, error) {
 		v.apply(&cr, c.Topology)
 		judgeCache(&cr, files, m.Cache)
 		addHealth(&cr, files)
+		addProfile(&cr, files, m)
 		files.Close()
 		cr.Class = classify(cr, started)
 		run.Cells[i] = cr

@@ -93,6 +93,8 @@ type CellResult struct {
 	// last attempt (package gpuhealth): the counters, before and after,
 	// and which rises mean the hardware failed.
 	Health *gpuhealth.Report `json:"gpu_health,omitempty"`
+	// Profile is the profile the job took of the cell (spec profile).
+	Profile *ProfileResult `json:"profile,omitempty"`
 }
 
 // Attempt is how an earlier attempt of a cell ended.

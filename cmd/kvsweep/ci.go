@@ -49,7 +49,7 @@ sweep is cancelled before kvsweep ci exits, and it says so.`,
 		fs.StringVar(&j.Threshold, "threshold", "5%", "relative change past which a change for the worse is a regression")
 		fs.StringSliceVar(&j.PerMetric, "metric-threshold", nil, "NAME=PCT, a metric's own threshold (repeatable)")
 		fs.BoolVar(&j.Gates.RequireProvenance, "require-provenance", false, "fail a cell that ran without the image's source-revisions.json")
-		fs.StringVar(&o.ci.Artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass into this directory, for the workflow to upload")
+		fs.StringVar(&o.ci.Artifacts, "artifacts", "", "copy the evidence and logs of the cells that did not pass, and the profiles of those that passed, into this directory, for the workflow to upload")
 		fs.Int64Var(&o.ci.ArtifactsMB, "artifacts-max-mb", 100, "with --artifacts: at most this many MiB in all (what is left out is listed in ARTIFACTS.txt)")
 		return func(e *env, args []string) error {
 			spec, err := oneArg(args, "the spec file")

@@ -25,8 +25,20 @@ vllm:prefix_cache_queries_total; a computed token costs time and a cached
 one does not, so a warm cache answers faster (vllm-project/vllm #52884).
 It listens on PORT (default: a free loopback port), writes the port to
 CELL_DIR/port, and answers /health.
+
+With --profiler-config JSON (vLLM's flag, vllm/engine/arg_utils.py at
+v0.20.1) whose "profiler" is "torch" or "cuda", POST /start_profile and
+POST /stop_profile exist, as vLLM registers them only then
+(vllm/entrypoints/serve/profile/api_router.py attach_router), and answer
+200 with an empty body; without it they answer 404 {"detail":"Not Found"}.
+"torch" needs "torch_profiler_dir" (vllm/config/profiler.py refuses it
+otherwise) and /stop_profile writes a gzipped Chrome trace of the window
+there, named as torch's tensorboard_trace_handler names one
+(WORKER.TIME_NS.pt.trace.json.gz); "cuda" writes nothing (nsys, through
+cudaProfilerStart/Stop, does).
 """
 import collections
+import gzip
 import hashlib
 import http.server
 import json
@@ -37,6 +49,7 @@ import time
 
 args = sys.argv[1:]
 port, fail_reset, block, gpu_blocks, tier_on = 0, False, 16, 4096, False
+profiler = {}
 while args and args[0].startswith("--"):
     if args[0] == "--port":
         port, args = int(args[1]), args[2:]
@@ -48,6 +61,10 @@ while args and args[0].startswith("--"):
         gpu_blocks, args = int(args[1]), args[2:]
     elif args[0] == "--tier":
         tier_on, args = True, args[1:]
+    elif args[0] == "--profiler-config":
+        profiler, args = json.loads(args[1]), args[2:]
+        if profiler.get("profiler") == "torch" and not profiler.get("torch_profiler_dir"):
+            sys.exit("torch_profiler_dir must be set when profiler is 'torch'")
     else:
         sys.exit(f"unknown flag {args[0]}")
 cell = args[0]
@@ -147,6 +164,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         tier.clear()
                     state["resets"] += 1
             self.reply(200)
+        elif path in ("/start_profile", "/stop_profile") and profiler.get("profiler") in ("torch", "cuda"):
+            self.profile(path)
+            self.reply(200)
         elif path == "/v1/completions":
             req = json.loads(body or b"{}")
             with lock:
@@ -162,6 +182,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, json.dumps(out).encode())
         else:
             self.reply(404, b'{"detail":"Not Found"}')
+
+    def profile(self, path):
+        with lock:
+            if path == "/start_profile":
+                state["profile_started"] = time.time_ns()
+                return
+            started = state.pop("profile_started", None)
+        if started is None or profiler.get("profiler") != "torch":
+            return
+        d = profiler["torch_profiler_dir"]
+        os.makedirs(d, exist_ok=True)
+        trace = {"traceEvents": [{"name": "standin_window", "ph": "X", "pid": os.getpid(), "tid": 0,
+                                  "ts": started // 1000, "dur": (time.time_ns() - started) // 1000}]}
+        with gzip.open(os.path.join(d, f"standin-rank0.{time.time_ns()}.pt.trace.json.gz"), "wt") as f:
+            json.dump(trace, f)
 
     def log_message(self, *args):
         pass

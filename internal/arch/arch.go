@@ -20,7 +20,7 @@ const Module = "github.com/kvsweep/kvsweep/"
 // module its non-test files may import. A package missing here is an
 // error: a new package takes its place in the table on purpose.
 var Allowed = map[string][]string{
-	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpuhealth", "gpustat", "history", "history/bolt", "history/pg", "harness", "imagebuild", "internal/cpuprof", "internal/fail", "internal/progress", "lane", "lane/images", "live", "loadsearch", "matrix", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
+	"cmd/kvsweep":                 {"analysis", "cachectl", "coord", "examples", "gpuhealth", "gpustat", "harness", "history", "history/bolt", "history/pg", "imagebuild", "internal/cpuprof", "internal/fail", "internal/progress", "lane", "lane/images", "live", "loadsearch", "matrix", "profiling", "render", "render/kubejob", "reports", "result", "scheduler", "scheduler/k8s", "scheduler/local", "scheduler/slurm", "staging", "sweep", "telemetry", "testrun"},
 	"lane/images":                 {"imagebuild", "lane"},
 	"live":                        {"gpustat", "internal/fail", "lane", "scheduler", "sweep", "telemetry"},
 	"lane":                        {"analysis", "bisect", "harness", "history", "internal/fail", "matrix", "render", "reports", "result", "rules", "scheduler", "sweep", "testrun"},
@@ -34,7 +34,7 @@ var Allowed = map[string][]string{
 	"sweep":                       {"internal/jsonscan", "internal/jsonsplit", "internal/names"},
 	"result":                      {"internal/jsonscan", "provenance"},
 	"harness":                     {"internal/jsonscan", "result", "sweep"},
-	"testrun":                     {"gpuhealth", "gpustat", "hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/shq", "internal/yamlpos", "provenance", "result", "rules", "sweep", "telemetry"},
+	"testrun":                     {"gpuhealth", "gpustat", "hardware", "harness", "internal/fail", "internal/jsonscan", "internal/jsonsplit", "internal/shq", "internal/yamlpos", "profiling", "provenance", "result", "rules", "sweep", "telemetry"},
 	"history":                     {"internal/fail", "sweep", "testrun"},
 	"history/bolt":                {"history", "sweep", "testrun"},
 	"history/pg":                  {"history", "testrun"},
@@ -47,6 +47,7 @@ var Allowed = map[string][]string{
 	"hardware":                    {},
 	"telemetry":                   {"internal/jsonscan", "sweep"},
 	"cachectl":                    {"internal/fail", "sweep"},
+	"profiling":                   {"cachectl", "internal/fail", "sweep"},
 	"gpustat":                     {},
 	"internal/progress":           {},
 	"gpuhealth":                   {"internal/fail"},
