@@ -11,11 +11,16 @@ as SGLang takes it) or cudaProfilerStart (cuda: what nsys
 --capture-range cudaProfilerApi waits for); POST /stop_profile stops it
 and, for torch, writes DIR/engine.TIME_NS.pt.trace.json.gz before it
 answers 200, as the engines do. GET /metrics answers an empty exposition.
+The profiler starts and stops in the workload's own thread, as an engine's
+worker does: torch's profiler (Kineto) must be stopped by the thread that
+started it, so the HTTP handler hands each request to that thread and
+waits for it.
 """
 import gzip
 import http.server
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -26,11 +31,45 @@ port_file, mode = sys.argv[1], sys.argv[2]
 dev = "cuda" if torch.cuda.is_available() else "cpu"
 lock = threading.Lock()
 prof = {"p": None, "dir": None}
+requests = queue.Queue()
+
+
+def profiler(path, body):
+    if path == "/start_profile":
+        if mode == "cuda":
+            torch.cuda.profiler.start()
+            return
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if dev == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        prof["dir"] = json.loads(body or b"{}").get("output_dir") or "."
+        prof["p"] = torch.profiler.profile(activities=acts)
+        prof["p"].start()
+    elif mode == "cuda":
+        torch.cuda.profiler.stop()
+    elif prof["p"] is not None:
+        prof["p"].stop()
+        os.makedirs(prof["dir"], exist_ok=True)
+        tmp = os.path.join(prof["dir"], "trace.json")
+        prof["p"].export_chrome_trace(tmp)
+        with open(tmp, "rb") as f, gzip.open(os.path.join(prof["dir"], f"engine.{time.time_ns()}.pt.trace.json.gz"), "wb") as g:
+            g.write(f.read())
+        os.remove(tmp)
+        prof["p"] = None
 
 
 def work():
     a = torch.randn(2048, 2048, device=dev)
     while True:
+        try:
+            path, body, done = requests.get_nowait()
+            try:
+                profiler(path, body)
+                done.put(None)
+            except Exception as e:  # the handler answers 500 with it
+                done.put(e)
+        except queue.Empty:
+            pass
         b = a @ a
         if dev == "cuda":
             torch.cuda.synchronize()
@@ -49,32 +88,16 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path not in ("/start_profile", "/stop_profile"):
+            self.reply(404)
+            return
         with lock:
-            if self.path == "/start_profile":
-                if mode == "cuda":
-                    torch.cuda.profiler.start()
-                else:
-                    acts = [torch.profiler.ProfilerActivity.CPU]
-                    if dev == "cuda":
-                        acts.append(torch.profiler.ProfilerActivity.CUDA)
-                    prof["dir"] = json.loads(body or b"{}").get("output_dir") or "."
-                    prof["p"] = torch.profiler.profile(activities=acts)
-                    prof["p"].start()
-            elif self.path == "/stop_profile":
-                if mode == "cuda":
-                    torch.cuda.profiler.stop()
-                elif prof["p"] is not None:
-                    prof["p"].stop()
-                    os.makedirs(prof["dir"], exist_ok=True)
-                    tmp = os.path.join(prof["dir"], "trace.json")
-                    prof["p"].export_chrome_trace(tmp)
-                    with open(tmp, "rb") as f, gzip.open(os.path.join(prof["dir"], f"engine.{time.time_ns()}.pt.trace.json.gz"), "wb") as g:
-                        g.write(f.read())
-                    os.remove(tmp)
-                    prof["p"] = None
-            else:
-                self.reply(404)
-                return
+            done = queue.Queue()
+            requests.put((self.path, body, done))
+            err = done.get()
+        if err is not None:
+            self.reply(500, str(err).encode())
+            return
         self.reply(200)
 
     def log_message(self, *a):
