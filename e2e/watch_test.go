@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +33,21 @@ func newViews(t *testing.T) *views {
 	}
 	v := &views{t: t, dir: t.TempDir()}
 	v.sock = filepath.Join(v.dir, "tmux.sock")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", v.sock, "kill-server").Run() })
+	t.Cleanup(func() {
+		// The views end with the tmux server, but not at once: wait until
+		// each is gone, so none writes into a directory being removed.
+		out, _ := exec.Command("tmux", "-S", v.sock, "list-panes", "-a", "-F", "#{pane_pid}").Output()
+		_ = exec.Command("tmux", "-S", v.sock, "kill-server").Run()
+		for _, f := range strings.Fields(string(out)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			for end := time.Now().Add(2 * time.Minute); syscall.Kill(pid, 0) == nil && time.Now().Before(end); {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	})
 	return v
 }
 
@@ -259,7 +275,23 @@ func normalScreen(s string, m *sweep.Manifest) string {
 func TestWatchSharedPolls(t *testing.T) {
 	c := clusters(t)[0]
 	const n, interval, span = 20, 2 * time.Second, 20 * time.Second
-	tmp := t.TempDir()
+	// Not t.TempDir: a poll's sacct or squeue started as its view ended
+	// may still write here while the directory is removed; the removal
+	// tries again until it is done.
+	tmp, err := os.MkdirTemp("", "watch-polls-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for end := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			if err := os.RemoveAll(tmp); err == nil || time.Now().After(end) {
+				if err != nil {
+					t.Errorf("removing %s: %v", tmp, err)
+				}
+				return
+			}
+		}
+	})
 	log := filepath.Join(tmp, "calls.log")
 	wrap := filepath.Join(tmp, "bin")
 	if err := os.MkdirAll(wrap, 0o755); err != nil {
