@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/kvsweep/kvsweep/internal/yamlpos"
 	"github.com/kvsweep/kvsweep/provenance"
@@ -240,4 +243,63 @@ func checkPlatforms(r *Resolved, name string, facts dockerfileFacts) []Finding {
 		}
 	}
 	return out
+}
+
+// baseHasPlatforms refuses a base that has no image for a platform the
+// build makes, before anything is built: an index without that platform's
+// entry, or a plain image of another platform (BuildKit would build on it
+// anyway, and the image would not run where it is meant to). Variants are
+// not compared: BuildKit takes linux/arm64/v8 for linux/arm64.
+func baseHasPlatforms(ref name.Digest, mt types.MediaType, platforms []string, ropts []remote.Option) error {
+	var have []string
+	if mt.IsIndex() {
+		idx, err := remote.Index(ref, ropts...)
+		if err != nil {
+			return fmt.Errorf("reading the index %s: %v", ref.DigestStr(), shortErr(err))
+		}
+		m, err := idx.IndexManifest()
+		if err != nil {
+			return fmt.Errorf("reading the index %s: %v", ref.DigestStr(), shortErr(err))
+		}
+		for _, d := range m.Manifests {
+			if d.Platform != nil && d.Platform.OS != "unknown" {
+				have = append(have, d.Platform.OS+"/"+d.Platform.Architecture)
+			}
+		}
+	} else {
+		img, err := remote.Image(ref, ropts...)
+		if err != nil {
+			return fmt.Errorf("reading the image %s: %v", ref.DigestStr(), shortErr(err))
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return fmt.Errorf("reading the image %s: %v", ref.DigestStr(), shortErr(err))
+		}
+		if cf.OS == "" || cf.Architecture == "" {
+			return nil // says nothing of its platform
+		}
+		have = []string{cf.OS + "/" + cf.Architecture}
+	}
+	var missing []string
+	for _, pl := range platforms {
+		if !slices.Contains(have, pl) {
+			missing = append(missing, pl)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	kind := "index"
+	if !mt.IsIndex() {
+		kind = "image"
+	}
+	return fmt.Errorf("the %s %s has no %s image (it has %s) and the pins build %s: pin a base with an image for each platform, or build fewer platforms",
+		kind, ref.DigestStr(), strings.Join(missing, " or "), orNone(have), strings.Join(platforms, " and "))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Compact(slices.Sorted(slices.Values(s))), ", ")
 }

@@ -410,3 +410,46 @@ func TestLayerTwoPlatforms(t *testing.T) {
 		}
 	}
 }
+
+// A base without an image for a platform the pins build is refused at
+// the pins' base line before anything is built, naming the platform
+// missing and those it has: a plain image of another platform, and an
+// index without that platform's entry. An index of both resolves.
+func TestResolveBasePerPlatform(t *testing.T) {
+	e := setup(t)
+	rootfs := filepath.Join(t.TempDir(), "rootfs.tar")
+	if err := os.WriteFile(rootfs, make([]byte, 1024), 0o644); err != nil { // an empty tar: two zero blocks
+		t.Fatal(err)
+	}
+	plain := imagetest.PushBase(t, e.registry+"/test/base-amd64:1", "")
+	amd64Index := imagetest.PushRootfsIndex(t, e.registry+"/test/base-amd64-index:1", map[string]string{PlatformAMD64: rootfs}, nil)
+	rp := e.repos(t)
+	for _, c := range []struct{ base, want string }{
+		{plain, "has no linux/arm64 image (it has linux/amd64) and the pins build linux/amd64 and linux/arm64"},
+		{amd64Index, "has no linux/arm64 image (it has linux/amd64) and the pins build linux/amd64 and linux/arm64"},
+	} {
+		pins := e.pins(t, "v0", rp.adapter[0], checkout(t), c.base)
+		src, _ := os.ReadFile(pins)
+		if err := os.WriteFile(pins, append([]byte("platforms: [linux/amd64, linux/arm64]\n"), src...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := LoadPins(pins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Resolve(context.Background(), p, WithInsecureRegistry())
+		kind := "image"
+		if c.base == amd64Index {
+			kind = "index"
+		}
+		want := fmt.Sprintf("pins.yaml:3:7: base: the %s %s %s", kind, c.base[strings.Index(c.base, "@")+1:], c.want)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("base %s:\n got %v\nwant %s", c.base, err, want)
+		}
+		// The same base builds linux/amd64 alone.
+		if _, err := Resolve(context.Background(), p, WithInsecureRegistry(), WithPlatforms([]string{PlatformAMD64})); err != nil {
+			t.Errorf("base %s for linux/amd64 alone: %v", c.base, err)
+		}
+	}
+	resolve(t, e.twoPlatformPins(t, busyboxARM64(t)), WithInsecureRegistry())
+}

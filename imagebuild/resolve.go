@@ -131,7 +131,7 @@ func Resolve(ctx context.Context, p *Pins, opts ...Option) (*Resolved, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		base, baseErr = checkRegistry(ctx, p.Base, o)
+		base, baseErr = checkRegistry(ctx, p.Base, r.Platforms, o)
 	}()
 	wg.Wait()
 	failed := baseErr != nil // something outside the pins file went wrong
@@ -347,7 +347,7 @@ func resolveCheckout(ctx context.Context, path string) (Revision, error) {
 
 // checkRegistry checks that the pinned digest exists and, when the pin
 // has a tag, that the tag still points to it.
-func checkRegistry(ctx context.Context, ref string, o *options) (provenance.Base, error) {
+func checkRegistry(ctx context.Context, ref string, platforms []string, o *options) (provenance.Base, error) {
 	nameTag, digest, _ := strings.Cut(ref, "@")
 	b := provenance.Base{Name: nameTag, Digest: digest}
 	if o.offline {
@@ -366,8 +366,12 @@ func checkRegistry(ctx context.Context, ref string, o *options) (provenance.Base
 		return b, err
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
-	if _, err := remote.Head(pinned, ropts...); err != nil {
+	desc, err := remote.Head(pinned, ropts...)
+	if err != nil {
 		return b, fmt.Errorf("digest %s of %s is not in the registry (%v); pass --offline to skip this check", digest, tagged.Context().Name(), shortErr(err))
+	}
+	if err := baseHasPlatforms(pinned, desc.MediaType, platforms, ropts); err != nil {
+		return b, err
 	}
 	if t, ok := tagged.(name.Tag); ok && strings.Contains(nameTag, ":"+t.TagStr()) {
 		desc, err := remote.Head(t, ropts...)

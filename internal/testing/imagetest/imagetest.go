@@ -266,6 +266,54 @@ func Entrypoint(words ...string) RootfsOption {
 // quick-start test's stand-in for the vLLM base image is made with it.
 func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string, opts ...RootfsOption) string {
 	t.Helper()
+	img := rootfsImage(t, "amd64", rootfs, files, opts)
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img, remote.WithContext(context.Background())); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref + "@" + d.String()
+}
+
+// PushRootfsIndex pushes to ref an index of PushRootfs's images, one per
+// platform: rootfs maps "linux/ARCH" to that platform's root file system
+// tarball, and files go over each. It returns NAME:TAG@INDEX-DIGEST, as a
+// multi-platform base (the vLLM image) is pinned.
+func PushRootfsIndex(t testing.TB, ref string, rootfs map[string]string, files map[string]string, opts ...RootfsOption) string {
+	t.Helper()
+	var adds []mutate.IndexAddendum
+	for _, platform := range slices.Sorted(maps.Keys(rootfs)) {
+		arch, ok := strings.CutPrefix(platform, "linux/")
+		if !ok {
+			t.Fatalf("PushRootfsIndex: platform %q is not linux/ARCH", platform)
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: rootfsImage(t, arch, rootfs[platform], files, opts),
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(r, idx, remote.WithContext(context.Background())); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref + "@" + d.String()
+}
+
+// rootfsImage is the image of arch PushRootfs describes.
+func rootfsImage(t testing.TB, arch, rootfs string, files map[string]string, opts []RootfsOption) v1.Image {
+	t.Helper()
 	base, err := tarball.LayerFromFile(rootfs)
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +343,7 @@ func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string, opts 
 	for _, o := range opts {
 		o(&cfg)
 	}
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux",
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: arch, OS: "linux",
 		Config: cfg, RootFS: v1.RootFS{Type: "layers"}})
 	if err != nil {
 		t.Fatal(err)
@@ -303,16 +351,5 @@ func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string, opts 
 	if img, err = mutate.AppendLayers(img, base, extra); err != nil {
 		t.Fatal(err)
 	}
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img, remote.WithContext(context.Background())); err != nil {
-		t.Fatalf("pushing %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref + "@" + d.String()
+	return img
 }
