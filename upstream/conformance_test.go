@@ -75,6 +75,7 @@ func TestPinsAreACompatibilitySet(t *testing.T) {
 		"PROTOC_VERSION": "protoc.version", "PROTOC_SHA256": "protoc.sha256.linux-x86_64",
 		"NATS_VERSION": "nats.version", "NATS_SHA256": "nats.sha256.linux-amd64",
 		"RUSTUP_VERSION": "rustup.version", "RUSTUP_SHA256": "rustup.sha256.x86_64-unknown-linux-gnu",
+		"ETCD_VERSION": "etcd.version", "ETCD_SHA256": "etcd.sha256.linux-amd64",
 	} {
 		f, ok := in.One(key)
 		if !ok {
