@@ -43,7 +43,7 @@ func TestQuickStartDockerfile(t *testing.T) {
 	if reg == "" || addr == "" || qsBase == "" {
 		t.Fatal("the registry, buildkitd and the stand-in base are not set up: scripts/buildkit-env.sh install, start and env (the README's test command)")
 	}
-	qs := quickStartSources(t)
+	qs := quickStartSources(t, "")
 	tmp, served, srv, args, git, dynamo := qs.tmp, qs.served, qs.srv, qs.args, qs.git, qs.dynamo
 	// A plain vLLM tree, no adapter: what the example pins' upstream
 	// commit is until a fork carrying the adapter is pinned.
@@ -128,30 +128,38 @@ build_args:
 	prLane(t, c, main, digests[0], in.Revisions, kvcr)
 }
 
-// quickStartInputs are the stand-ins both quick-start images are built
+// quickStartInputs are the stand-ins the quick-start images are built
 // from: a package index and download server, Dynamo as upstream lays it
 // out on a git server, and a KVCR checkout.
 type quickStartInputs struct {
 	tmp    string
 	served string // the directory srv serves
 	srv    *httptest.Server
-	args   []byte // the stand-ins' build arguments (build-args.yaml)
+	args   []byte // the stand-ins' build arguments (build-args.yaml, or build-args-multi.yaml with arm64)
 	git    *imagetest.GitServer
 	dynamo []string
 	kvcr   string
 }
 
-func quickStartSources(t *testing.T) quickStartInputs {
+// quickStartSources makes them for linux/amd64, and with arm64Root (the
+// directory of Debian's arm64 packages scripts/buildkit-env.sh unpacks:
+// KVSWEEP_QS_TOOLS_ARM64) for linux/arm64 too, each SHA-256 then given
+// per platform.
+func quickStartSources(t testing.TB, arm64Root string) quickStartInputs {
 	t.Helper()
 	tmp := t.TempDir()
 	served := filepath.Join(tmp, "served")
-	if out, err := exec.Command("testdata/quickstart/standins.sh", served).CombinedOutput(); err != nil {
+	argv, argsFile := []string{served}, "build-args.yaml"
+	if arm64Root != "" {
+		argv, argsFile = append(argv, arm64Root), "build-args-multi.yaml"
+	}
+	if out, err := exec.Command("testdata/quickstart/standins.sh", argv...).CombinedOutput(); err != nil {
 		t.Fatalf("making the stand-ins: %v\n%s", err, out)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
 	t.Cleanup(srv.Close)
 
-	args, err := os.ReadFile(filepath.Join(served, "build-args.yaml"))
+	args, err := os.ReadFile(filepath.Join(served, argsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestQuickStartSGLang(t *testing.T) {
 	if reg == "" || addr == "" || qsBase == "" {
 		t.Fatal("the registry, buildkitd and the stand-in base are not set up: scripts/buildkit-env.sh install, start and env (the README's test command)")
 	}
-	qs := quickStartSources(t)
+	qs := quickStartSources(t, "")
 	base := imagetest.PushRootfs(t, reg+"/qs/sglang-standin:0.5.11", qsBase, sglangStandin(t))
 	pins := filepath.Join(qs.tmp, "sglang.pins.yaml")
 	src := fmt.Sprintf(`version: 1

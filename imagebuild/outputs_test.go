@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvsweep/kvsweep/internal/testing/imagetest"
 )
 
 // A buildkitd address that accepts connections and never answers: the
@@ -100,39 +101,6 @@ func TestReproducible(t *testing.T) {
 // startBuildkitd runs a buildkitd with a fresh root for the test.
 func startBuildkitd(t *testing.T, e *env) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "kvsweep-bk-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "buildkitd.toml")
-	toml := fmt.Sprintf("[registry.%q]\n  http = true\n  insecure = true\n", e.registry)
-	if err := os.WriteFile(cfg, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := "unix://" + filepath.Join(dir, "buildkitd.sock")
-	cmd := exec.Command(e.buildkitd, "--config", cfg, "--root", filepath.Join(dir, "root"), "--addr", sock,
-		"--oci-worker=true", "--containerd-worker=false")
-	logf, _ := os.Create(filepath.Join(dir, "log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-		os.RemoveAll(dir)
-	})
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "buildkitd.sock")); err == nil {
-			if c, _, err := connect(context.Background(), sock, 2*time.Second); err == nil {
-				c.Close()
-				return sock
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "log"))
-	t.Fatalf("buildkitd did not start:\n%s", b)
-	return ""
+	addr, _ := imagetest.StartBuildkitd(t, e.buildkitd, e.registry)
+	return addr
 }

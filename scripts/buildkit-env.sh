@@ -7,6 +7,9 @@
 #                                     into .tools/bin (skipped when built);
 #                                     the quick-start test's base image
 #                                     (debootstrap, kept in /var/cache/kvsweep)
+#                                     for amd64 and arm64 (its second stage
+#                                     under QEMU), Debian's arm64 packages of
+#                                     the quick-start stand-ins' programs,
 #                                     and busybox-static for arm64 (the
 #                                     multi-platform fixture's base)
 #   scripts/buildkit-env.sh start     buildkitd (OCI worker, runc) and two
@@ -32,7 +35,7 @@ REGISTRY_RO=127.0.0.1:$((PORT_BASE + 56))
 # With the two-node cluster's network up (scripts/slurm-env.sh env exports
 # KVSWEEP_TWONODE_NET), the registry is also served on its bridge address.
 REGISTRY_NODES=${KVSWEEP_TWONODE_NET:+$KVSWEEP_TWONODE_NET.1:$((PORT_BASE + 57))}
-PKGS=(runc qemu-user-static docker-registry squashfs-tools busybox-static git curl debootstrap rustc cargo etcd-server protobuf-compiler nats-server)
+PKGS=(runc qemu-user-static docker-registry squashfs-tools busybox-static git curl debootstrap binutils rustc cargo etcd-server protobuf-compiler nats-server)
 # The stand-in for the vLLM base image the quick-start test builds the
 # shipped Dockerfile on: Debian with what that image has and the
 # Dockerfile uses (Python and pip, git, curl, a C toolchain for cargo's
@@ -40,6 +43,14 @@ PKGS=(runc qemu-user-static docker-registry squashfs-tools busybox-static git cu
 # tarball named by its package list.
 QS_PACKAGES=python3,python3-pip,python3-setuptools,python3-wheel,git,curl,ca-certificates,gcc,libc6-dev
 QS_BASE=/var/cache/kvsweep/standins/bookworm-$(printf %s "$QS_PACKAGES" | sha256sum | cut -c1-12).tar
+# The same for arm64 (GH200-class nodes): the quick-start test builds the
+# shipped Dockerfile for both platforms on an index of the two.
+QS_BASE_ARM64=/var/cache/kvsweep/standins/bookworm-arm64-$(printf %s "$QS_PACKAGES" | sha256sum | cut -c1-12).tar
+# Debian's arm64 packages of what the quick-start stand-ins serve for
+# arm64 (e2e/testdata/quickstart/standins.sh: the Rust toolchain, etcd,
+# protoc, NATS), with their libraries, unpacked into one directory.
+QS_TOOLS_ARM64_PACKAGES=(rustc cargo etcd-server protobuf-compiler nats-server)
+QS_TOOLS_ARM64=/var/cache/kvsweep/standins/tools-arm64-$(printf '%s,' "${QS_TOOLS_ARM64_PACKAGES[@]}" | sha256sum | cut -c1-12)
 
 # busybox-static of arm64 (Debian's package, unpacked): the arm64 half of
 # the multi-platform fixture's base image.
@@ -56,21 +67,86 @@ AARCH64_MASK='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\x
 
 log() { echo "buildkit-env: $*" >&2; }
 
-# busybox_arm64 downloads Debian's busybox-static for arm64 with apt's
-# own client into a private state directory (the host's apt sources and
-# architectures are left as they are) and keeps its binary.
+# apt_arm64 DIR ARGS...: apt-get for Debian's arm64 packages, with a
+# private state directory under DIR (the host's apt sources and
+# architectures are left as they are; nothing counts as installed).
+apt_arm64() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	apt-get -o APT::Architecture=arm64 -o "APT::Architectures::=arm64" -o "Dir::State::Lists=$dir/lists" \
+		-o Dir::State::Status=/dev/null -o "Dir::Cache::archives=$dir/archives" "$@" >>"$dir/log" 2>&1 ||
+		{ tail -5 "$dir/log" >&2; return 1; }
+}
+
+# busybox_arm64 downloads Debian's busybox-static for arm64 and keeps its
+# binary.
 busybox_arm64() {
 	[ -s "$BUSYBOX_ARM64" ] && return
 	local dir
 	dir=$(mktemp -d)
-	mkdir -p "$dir/lists/partial" "$(dirname "$BUSYBOX_ARM64")"
-	local opts=(-o APT::Architecture=arm64 -o "APT::Architectures::=arm64" -o "Dir::State::Lists=$dir/lists" -o Dir::State::Status=/dev/null)
-	apt-get "${opts[@]}" update >"$dir/log" 2>&1 || { tail -5 "$dir/log" >&2; rm -rf "$dir"; return 1; }
-	(cd "$dir" && apt-get "${opts[@]}" download busybox-static:arm64 >>"$dir/log" 2>&1) || { tail -5 "$dir/log" >&2; rm -rf "$dir"; return 1; }
+	mkdir -p "$(dirname "$BUSYBOX_ARM64")"
+	if ! { apt_arm64 "$dir" update && (cd "$dir" && apt_arm64 "$dir" download busybox-static:arm64); }; then
+		rm -rf "$dir"
+		return 1
+	fi
 	dpkg-deb -x "$dir"/busybox-static_*_arm64.deb "$dir/x"
 	cp "$dir/x/bin/busybox" "$BUSYBOX_ARM64.tmp"
 	mv "$BUSYBOX_ARM64.tmp" "$BUSYBOX_ARM64"
 	rm -rf "$dir"
+}
+
+# qs_tools_arm64 downloads QS_TOOLS_ARM64_PACKAGES for arm64 with every
+# package they depend on and unpacks them into QS_TOOLS_ARM64 (no
+# maintainer scripts run: only their files are used).
+qs_tools_arm64() {
+	[ -d "$QS_TOOLS_ARM64" ] && return
+	local dir deb
+	dir=$(mktemp -d)
+	if ! { apt_arm64 "$dir" update && apt_arm64 "$dir" install -y --download-only --no-install-recommends "${QS_TOOLS_ARM64_PACKAGES[@]}"; }; then
+		rm -rf "$dir"
+		return 1
+	fi
+	mkdir -p "$dir/root"
+	for deb in "$dir"/archives/*.deb; do
+		dpkg-deb -x "$deb" "$dir/root"
+	done
+	mkdir -p "$(dirname "$QS_TOOLS_ARM64")"
+	mv "$dir/root" "$QS_TOOLS_ARM64"
+	rm -rf "$dir"
+}
+
+# qs_base TARBALL [DEBOOTSTRAP-ARGS]: the quick-start test's base for one
+# architecture, made with debootstrap and kept as a rootfs tarball.
+qs_base() {
+	local out=$1 root
+	shift
+	[ -s "$out" ] && return
+	log "making the quick-start test's base image $(basename "$out") with debootstrap (a minute for amd64, several under QEMU for arm64; kept in $(dirname "$out"))"
+	mkdir -p "$(dirname "$out")"
+	root=$(mktemp -d "$(dirname "$out")/root.XXXXXX")
+	debootstrap "$@" --variant=minbase --include="$QS_PACKAGES" bookworm "$root" \
+		"$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || echo http://deb.debian.org/debian)" \
+		>"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root" "$root.log"; return 1; }
+	rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
+	rm -rf "${root:?}"/var/cache/apt/archives/*.deb "${root:?}"/var/lib/apt/lists/* "${root:?}"/dev/*
+	tar -C "$root" --numeric-owner -cf "$out.tmp" .
+	mv "$out.tmp" "$out"
+	rm -rf "$root" "$root.log"
+}
+
+# qs_base_arm64: qs_base for arm64, whose second stage runs the arm64
+# packages' scripts under QEMU: the emulator is registered for it (and
+# removed after, unless start had registered it).
+qs_base_arm64() {
+	[ -s "$QS_BASE_ARM64" ] && return
+	local had="" rc=0
+	mkdir -p "$BASE"
+	[ -e "$BASE/binfmt-registered" ] && had=1
+	binfmt_start
+	qs_base "$QS_BASE_ARM64" --arch=arm64 || rc=$?
+	[ -n "$had" ] || binfmt_stop
+	return "$rc"
 }
 
 # binfmt_start registers QEMU's aarch64 emulator unless an enabled aarch64
@@ -112,20 +188,9 @@ install() {
 		mkdir -p "$BIN"
 		(cd tools && go build -o "$BIN/" github.com/moby/buildkit/cmd/buildkitd github.com/moby/buildkit/cmd/buildctl)
 	fi
-	if [ ! -s "$QS_BASE" ]; then
-		log "making the quick-start test's base image with debootstrap (about a minute; kept in $(dirname "$QS_BASE"))"
-		local root
-		mkdir -p "$(dirname "$QS_BASE")"
-		root=$(mktemp -d "$(dirname "$QS_BASE")/root.XXXXXX")
-		debootstrap --variant=minbase --include="$QS_PACKAGES" bookworm "$root" \
-			"$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || echo http://deb.debian.org/debian)" \
-			>"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root" "$root.log"; return 1; }
-		rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
-		rm -rf "${root:?}"/var/cache/apt/archives/*.deb "${root:?}"/var/lib/apt/lists/* "${root:?}"/dev/*
-		tar -C "$root" --numeric-owner -cf "$QS_BASE.tmp" .
-		mv "$QS_BASE.tmp" "$QS_BASE"
-		rm -rf "$root" "$root.log"
-	fi
+	qs_base "$QS_BASE"
+	qs_base_arm64
+	qs_tools_arm64
 }
 
 start_registry() { # NAME ADDR READONLY [DATA]
@@ -211,6 +276,8 @@ env_vars() {
 	echo "export KVSWEEP_REGISTRY_RO=$REGISTRY_RO"
 	echo "export KVSWEEP_REGISTRY_NODES=$REGISTRY_NODES"
 	echo "export KVSWEEP_QS_BASE=$QS_BASE"
+	echo "export KVSWEEP_QS_BASE_ARM64=$QS_BASE_ARM64"
+	echo "export KVSWEEP_QS_TOOLS_ARM64=$QS_TOOLS_ARM64"
 	echo "export KVSWEEP_BUSYBOX_ARM64=$BUSYBOX_ARM64"
 }
 

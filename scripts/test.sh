@@ -9,7 +9,7 @@
 # postgresql, internal/testing/pgtest) and stop them. This is the README's test
 # command and what CI runs (.ci/run). Root on Debian 12; idempotent.
 #
-#   scripts/test.sh            everything (about 10 minutes)
+#   scripts/test.sh            everything (about 40 minutes on 2 cores)
 #   scripts/test.sh -run X     extra arguments go to go test
 #
 # Every service is this run's own (scripts/lib.sh: KVSWEEP_TEST_SLOT), so

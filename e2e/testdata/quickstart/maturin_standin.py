@@ -7,6 +7,7 @@ Python sources with the library as MODULE.so, as maturin does. Only what
 the quick-start Dockerfile asks of maturin is here.
 """
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def main():
     os.makedirs(dest, exist_ok=True)
     shutil.copy(os.path.join("target", profile, "lib" + cargo["lib"]["name"] + ".so"), os.path.join(dest, mod + ".so"))
     py = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    print(write_wheel(project["name"], project["version"], tree, out, f"{py}-{py}-linux_x86_64"))
+    print(write_wheel(project["name"], project["version"], tree, out, f"{py}-{py}-linux_{platform.machine()}"))
     return 0
 
 

@@ -1,44 +1,80 @@
 #!/bin/bash
-# standins.sh OUT: what the quick-start Dockerfile fetches from the
-# Internet, made here from this machine's packages and served from OUT by
-# the test on loopback, in the same layout as the real servers:
-#   OUT/rustup/archive/standin/x86_64-unknown-linux-gnu/rustup-init
+# standins.sh OUT [ARM64_ROOT]: what the quick-start Dockerfile fetches
+# from the Internet, made here from Debian's packages and served from OUT
+# by the test on loopback, in the same layout as the real servers:
+#   OUT/rustup/archive/standin/TRIPLE/rustup-init
 #       (RUST_DIST_SERVER) a stand-in rustup-init that installs
-#   OUT/dist/rust-VERSION-x86_64-unknown-linux-gnu.tar.gz
+#   OUT/dist/rust-VERSION-TRIPLE.tar.gz
 #       a Rust toolchain: Debian's rustc and cargo with their libraries
 #   OUT/simple/NAME/index.html, OUT/files/*.whl  (PIP_INDEX_URL) a package
 #       index with the maturin stand-in and an nvidia-nccl-cu12 stand-in
-#   OUT/etcd/VERSION/etcd-VERSION-linux-amd64.tar.gz  (ETCD_RELEASES)
+#   OUT/etcd/VERSION/etcd-VERSION-linux-ARCH.tar.gz  (ETCD_RELEASES)
 #       Debian's etcd
+#   OUT/protoc/vVERSION/protoc-VERSION-linux-ARCH.zip  (PROTOC_RELEASES)
+#   OUT/nats/vVERSION/nats-server-vVERSION-linux-ARCH.tar.gz  (NATS_RELEASES)
 #   OUT/requirements.lock  the Python inputs by version and hash
-#   OUT/build-args.yaml    the pins' build_args for all of it (checksums)
-# Needs rustc, cargo, etcd and python3.
+#   OUT/build-args.yaml    the pins' build_args for linux/amd64 (checksums)
+# The amd64 files are this machine's programs (it needs rustc, cargo, etcd,
+# protoc, nats-server, python3 and readelf). With ARM64_ROOT, a directory
+# holding Debian's arm64 packages of them unpacked (scripts/buildkit-env.sh
+# makes it), the arm64 files are made from it too, under the same
+# versions (the Dockerfile takes one version for every platform), and
+# OUT/build-args-multi.yaml gives each SHA-256 per platform for a build of
+# linux/amd64 and linux/arm64.
 set -euo pipefail
 out=$1
+arm64_root=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
-mkdir -p "$out"/{rustup/archive/standin/x86_64-unknown-linux-gnu,dist,simple,files,etcd}
+mkdir -p "$out"/{dist,simple,files,etcd,protoc,nats}
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Release tarballs: fixed times and owners, so the same input gives the
+# same bytes.
+tgz() { tar -C "$1" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$2" "$3"; }
 
-# The toolchain: the binaries, the standard library's sysroot beside them
-# (rustc finds it from its own path) and every library they link but libc.
+# libs ROOT TRIPLE DEST FILE...: copies into DEST every shared library the
+# FILEs need, and those need, found in ROOT's library directories for
+# TRIPLE (Debian's multiarch directory), but the C library's own (the
+# image has them).
+libs() {
+	local root=$1 triple=$2 dest=$3 f n d found
+	shift 3
+	local -a queue=("$@")
+	local -A seen=()
+	while [ "${#queue[@]}" -gt 0 ]; do
+		f=${queue[0]}
+		queue=("${queue[@]:1}")
+		for n in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			case $n in libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) continue ;; esac
+			[ -n "${seen[$n]:-}" ] && continue
+			seen[$n]=1
+			found=
+			for d in "$root/lib/$triple" "$root/usr/lib/$triple" "$root/lib" "$root/usr/lib"; do
+				if [ -e "$d/$n" ]; then found=$d/$n && break; fi
+			done
+			[ -n "$found" ] || { echo "standins.sh: $f needs $n, not found under $root" >&2; return 1; }
+			cp -L "$found" "$dest/"
+			queue+=("$dest/$n")
+		done
+	done
+}
+
 rust_version=$(/usr/bin/rustc --version | cut -d' ' -f2)
-tc=$out/toolchain/rust-$rust_version-x86_64-unknown-linux-gnu
-mkdir -p "$tc/bin" "$tc/lib"
-cp /usr/bin/rustc /usr/bin/cargo "$tc/bin/"
-cp -a /usr/lib/rustlib "$tc/lib/"
-ldd /usr/bin/rustc /usr/bin/cargo | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-	grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
-	cp -L "$lib" "$tc/lib/"
-done
-tar -C "$out/toolchain" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf \
-	"$out/dist/rust-$rust_version-x86_64-unknown-linux-gnu.tar.gz" "rust-$rust_version-x86_64-unknown-linux-gnu"
-rm -rf "$out/toolchain"
-init=$out/rustup/archive/standin/x86_64-unknown-linux-gnu/rustup-init
-cat >"$init" <<'INIT'
+etcd_version=v$(/usr/bin/etcd --version | awk '/^etcd Version:/ {print $3}')
+protoc_version=$(/usr/bin/protoc --version | awk '{print $2}')
+nats_version=$(nats-server --version | sed -n 's/^nats-server: v//p')
+
+# A stand-in for rustup-init: the same script for every platform, which
+# installs the toolchain of the machine it runs on (uname -m), as the
+# real one installs its own host's.
+init_dir=$out/rustup/archive/standin
+mkdir -p "$init_dir"
+cat >"$work/rustup-init" <<'INIT'
 #!/bin/sh
 # A stand-in for rustup-init: installs the toolchain --default-toolchain
-# names from $RUSTUP_DIST_SERVER/dist into $CARGO_HOME.
+# names, for this machine, from $RUSTUP_DIST_SERVER/dist into $CARGO_HOME.
 set -eu
 toolchain=
 while [ $# -gt 0 ]; do
@@ -48,7 +84,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 : "${CARGO_HOME:?}" "${RUSTUP_DIST_SERVER:?}" "${toolchain:?--default-toolchain is required}"
-name=rust-$toolchain-x86_64-unknown-linux-gnu
+name=rust-$toolchain-$(uname -m)-unknown-linux-gnu
 mkdir -p "$CARGO_HOME" /tmp/rustup-standin
 curl -fsSL -o /tmp/rustup-standin/t.tar.gz "$RUSTUP_DIST_SERVER/dist/$name.tar.gz"
 tar -xzf /tmp/rustup-standin/t.tar.gz -C /tmp/rustup-standin
@@ -57,11 +93,77 @@ echo "$CARGO_HOME/lib" >/etc/ld.so.conf.d/rust-standin.conf
 ldconfig
 rm -rf /tmp/rustup-standin
 INIT
-chmod 755 "$init"
+chmod 755 "$work/rustup-init"
+
+declare -A rustup_sha etcd_sha protoc_sha nats_sha
+
+# platform ARCH ROOT: the downloads of one platform (Docker's ARCH name)
+# from the programs under ROOT.
+platform() {
+	local arch=$1 root=$2 machine triple rel protoc_arch d
+	case $arch in
+	amd64) machine=x86_64 protoc_arch=x86_64 ;;
+	arm64) machine=aarch64 protoc_arch=aarch_64 ;;
+	esac
+	triple=$machine-linux-gnu
+	rel=$machine-unknown-linux-gnu
+
+	# rustup-init at its platform's path.
+	mkdir -p "$init_dir/$rel"
+	cp "$work/rustup-init" "$init_dir/$rel/rustup-init"
+	rustup_sha[$arch]=$(sha "$init_dir/$rel/rustup-init")
+
+	# The toolchain: the binaries, the standard library's sysroot beside
+	# them (rustc finds it from its own path) and every library they link
+	# but libc.
+	d=$work/toolchain/rust-$rust_version-$rel
+	mkdir -p "$d/bin" "$d/lib"
+	cp "$root/usr/bin/rustc" "$root/usr/bin/cargo" "$d/bin/"
+	cp -a "$root/usr/lib/rustlib" "$d/lib/"
+	libs "$root" "$triple" "$d/lib" "$d/bin/rustc" "$d/bin/cargo"
+	tgz "$work/toolchain" "$out/dist/rust-$rust_version-$rel.tar.gz" "rust-$rust_version-$rel"
+	rm -rf "$work/toolchain"
+
+	# etcd, as its release tarball is laid out.
+	d=etcd-$etcd_version-linux-$arch
+	mkdir -p "$work/$d" "$out/etcd/$etcd_version"
+	cp "$root/usr/bin/etcd" "$work/$d/"
+	tgz "$work" "$out/etcd/$etcd_version/$d.tar.gz" "$d"
+	etcd_sha[$arch]=$(sha "$out/etcd/$etcd_version/$d.tar.gz")
+
+	# protoc, laid out as a protobuf release's zip (bin/protoc): Debian's
+	# protoc with the libraries it needs beside it, behind a wrapper (a zip
+	# keeps no modes: the Dockerfile makes bin/* executable).
+	d=$work/protoc-$arch
+	mkdir -p "$d/bin" "$d/lib" "$out/protoc/v$protoc_version"
+	cp "$root/usr/bin/protoc" "$d/bin/protoc.real"
+	libs "$root" "$triple" "$d/lib" "$d/bin/protoc.real"
+	# shellcheck disable=SC2016 # the wrapper's own variables
+	printf '%s\n' '#!/bin/sh' 'd=$(dirname "$0")' 'LD_LIBRARY_PATH=$d/../lib exec "$d/protoc.real" "$@"' >"$d/bin/protoc"
+	local zip=$out/protoc/v$protoc_version/protoc-$protoc_version-linux-$protoc_arch.zip
+	(cd "$d" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for d in ("bin", "lib"):
+        for f in sorted(os.listdir(d)):
+            i = zipfile.ZipInfo(d + "/" + f, (2026, 1, 1, 0, 0, 0))
+            with open(d + "/" + f, "rb") as fh:
+                z.writestr(i, fh.read(), zipfile.ZIP_DEFLATED)
+' "$zip")
+	protoc_sha[$arch]=$(sha "$zip")
+
+	# nats-server, laid out as its release tarball.
+	d=nats-server-v$nats_version-linux-$arch
+	mkdir -p "$work/$d" "$out/nats/v$nats_version"
+	if [ "$root" = / ]; then cp "$(command -v nats-server)" "$work/$d/"; else cp "$root/usr/sbin/nats-server" "$work/$d/"; fi
+	tgz "$work" "$out/nats/v$nats_version/$d.tar.gz" "$d"
+	nats_sha[$arch]=$(sha "$out/nats/v$nats_version/$d.tar.gz")
+}
+
+platform amd64 /
+[ -z "$arm64_root" ] || platform arm64 "$arm64_root"
 
 # The package index: PEP 503 pages linking each wheel with its hash.
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/maturin/maturin_standin" "$work/nccl/nvidia/nccl"
 cp "$here/maturin_standin.py" "$work/maturin/maturin_standin/__init__.py"
 cp "$here/mkwheel.py" "$work/maturin/maturin_standin_wheel.py"
@@ -80,51 +182,29 @@ for whl in "$out"/files/*.whl; do
 	printf '%s==%s \\\n    --hash=sha256:%s\n' "$name" "$version" "$(sha "$whl")" >>"$out/requirements.lock"
 done
 
-# etcd, as its release tarball is laid out.
-etcd_version=v$(/usr/bin/etcd --version | awk '/^etcd Version:/ {print $3}')
-mkdir -p "$work/etcd-$etcd_version-linux-amd64" "$out/etcd/$etcd_version"
-cp /usr/bin/etcd "$work/etcd-$etcd_version-linux-amd64/"
-etcd_tar=$out/etcd/$etcd_version/etcd-$etcd_version-linux-amd64.tar.gz
-tar -C "$work" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$etcd_tar" "etcd-$etcd_version-linux-amd64"
-
-# protoc, laid out as a protobuf release's linux-x86_64 zip (bin/protoc):
-# Debian's protoc with the libraries it needs beside it, behind a wrapper
-# (a zip keeps no modes: the Dockerfile makes bin/* executable).
-protoc_version=$(/usr/bin/protoc --version | awk '{print $2}')
-mkdir -p "$work/protoc/bin" "$work/protoc/lib" "$out/protoc/v$protoc_version"
-cp /usr/bin/protoc "$work/protoc/bin/protoc.real"
-ldd /usr/bin/protoc | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-	grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
-	cp -L "$lib" "$work/protoc/lib/"
-done
-# shellcheck disable=SC2016 # the wrapper's own variables
-printf '%s\n' '#!/bin/sh' 'd=$(dirname "$0")' 'LD_LIBRARY_PATH=$d/../lib exec "$d/protoc.real" "$@"' >"$work/protoc/bin/protoc"
-protoc_zip=$out/protoc/v$protoc_version/protoc-$protoc_version-linux-x86_64.zip
-(cd "$work/protoc" && python3 -c '
-import os, sys, zipfile
-with zipfile.ZipFile(sys.argv[1], "w") as z:
-    for d in ("bin", "lib"):
-        for f in sorted(os.listdir(d)):
-            i = zipfile.ZipInfo(d + "/" + f, (2026, 1, 1, 0, 0, 0))
-            with open(d + "/" + f, "rb") as fh:
-                z.writestr(i, fh.read(), zipfile.ZIP_DEFLATED)
-' "$protoc_zip")
-
-# nats-server, laid out as its release tarball.
-nats_version=$(nats-server --version | sed -n 's/^nats-server: v//p')
-mkdir -p "$work/nats-server-v$nats_version-linux-amd64" "$out/nats/v$nats_version"
-cp "$(command -v nats-server)" "$work/nats-server-v$nats_version-linux-amd64/"
-nats_tar=$out/nats/v$nats_version/nats-server-v$nats_version-linux-amd64.tar.gz
-tar -C "$work" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$nats_tar" "nats-server-v$nats_version-linux-amd64"
-
 cat >"$out/build-args.yaml" <<ARGS
   RUSTUP_VERSION: standin
-  RUSTUP_SHA256: "$(sha "$init")"
+  RUSTUP_SHA256: "${rustup_sha[amd64]}"
   RUST_VERSION: "$rust_version"
   ETCD_VERSION: $etcd_version
-  ETCD_SHA256: "$(sha "$etcd_tar")"
+  ETCD_SHA256: "${etcd_sha[amd64]}"
   PROTOC_VERSION: "$protoc_version"
-  PROTOC_SHA256: "$(sha "$protoc_zip")"
+  PROTOC_SHA256: "${protoc_sha[amd64]}"
   NATS_VERSION: "$nats_version"
-  NATS_SHA256: "$(sha "$nats_tar")"
+  NATS_SHA256: "${nats_sha[amd64]}"
 ARGS
+if [ -n "$arm64_root" ]; then
+	# per NAME ARRAY: a build argument given per platform.
+	per() {
+		local -n v=$2
+		printf '  %s:\n    linux/amd64: "%s"\n    linux/arm64: "%s"\n' "$1" "${v[amd64]}" "${v[arm64]}"
+	}
+	{
+		printf '  RUSTUP_VERSION: standin\n  RUST_VERSION: "%s"\n  ETCD_VERSION: %s\n  PROTOC_VERSION: "%s"\n  NATS_VERSION: "%s"\n' \
+			"$rust_version" "$etcd_version" "$protoc_version" "$nats_version"
+		per RUSTUP_SHA256 rustup_sha
+		per ETCD_SHA256 etcd_sha
+		per PROTOC_SHA256 protoc_sha
+		per NATS_SHA256 nats_sha
+	} >"$out/build-args-multi.yaml"
+fi

@@ -1,0 +1,68 @@
+package imagetest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// StartBuildkitd runs the buildkitd binary with a fresh root (an empty
+// cache: a cold build) that may push to registry over plain HTTP, and
+// returns its address and a stop function (also run at the test's end).
+// It waits as long as the daemon takes to listen, failing only if the
+// daemon exits.
+func StartBuildkitd(t testing.TB, buildkitd, registry string) (string, func()) {
+	t.Helper()
+	if buildkitd == "" {
+		t.Fatal("KVSWEEP_BUILDKITD is not set (scripts/buildkit-env.sh env)")
+	}
+	dir, err := os.MkdirTemp("", "kvsweep-bk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "buildkitd.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[registry.%q]\n  http = true\n  insecure = true\n", registry)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "buildkitd.sock")
+	cmd := exec.Command(buildkitd, "--config", cfg, "--root", filepath.Join(dir, "root"), "--addr", "unix://"+sock,
+		"--oci-worker=true", "--containerd-worker=false")
+	logf, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Kill()
+		<-exited
+		logf.Close()
+		_ = os.RemoveAll(dir)
+	}
+	t.Cleanup(stop)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return "unix://" + sock, stop
+		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("buildkitd exited before it listened:\n%s", b)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
