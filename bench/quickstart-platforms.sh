@@ -9,7 +9,8 @@
 # each and their ratio.
 #
 # Needs the test services, as the README's test command starts them:
-#   scripts/slurm-env.sh start; scripts/buildkit-env.sh install start
+#   scripts/slurm-env.sh start
+#   scripts/buildkit-env.sh install; scripts/buildkit-env.sh start
 #   eval "$(scripts/slurm-env.sh env)"; eval "$(scripts/buildkit-env.sh env)"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,13 @@ med() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.1fx", b / a; else print "-"}'; }
 amd64=$(med linux-amd64 ns/op)
 both=$(med linux-amd64,linux-arm64 ns/op)
+cargo_alone=$(med linux-amd64 s-maturin-amd64)
 cargo_amd64=$(med linux-amd64,linux-arm64 s-maturin-amd64)
 cargo_arm64=$(med linux-amd64,linux-arm64 s-maturin-arm64)
 echo "quick-start image build on a fresh buildkitd, median of $runs ($(nproc) cores):"
 echo "  linux/amd64 alone:                      ${amd64} s"
 echo "  linux/amd64 and linux/arm64 (QEMU):     ${both} s ($(ratio "$amd64" "$both"))"
-echo "  the maturin/cargo step, amd64 | arm64:  ${cargo_amd64} s | ${cargo_arm64} s ($(ratio "$cargo_amd64" "$cargo_arm64") under QEMU)"
+echo "  the maturin/cargo step:"
+echo "    amd64 alone:                          ${cargo_alone} s"
+echo "    amd64 beside arm64:                   ${cargo_amd64} s"
+echo "    arm64 under QEMU:                     ${cargo_arm64} s ($(ratio "$cargo_amd64" "$cargo_arm64") of amd64 beside it, $(ratio "$cargo_alone" "$cargo_arm64") of amd64 alone)"

@@ -262,6 +262,8 @@ func baseHasPlatforms(ref name.Digest, mt types.MediaType, platforms []string, r
 			return fmt.Errorf("reading the index %s: %v", ref.DigestStr(), shortErr(err))
 		}
 		for _, d := range m.Manifests {
+			// Attestations are entries of platform unknown/unknown; an
+			// entry without a platform (a nested index) says nothing.
 			if d.Platform != nil && d.Platform.OS != "unknown" {
 				have = append(have, d.Platform.OS+"/"+d.Platform.Architecture)
 			}
@@ -293,8 +295,8 @@ func baseHasPlatforms(ref name.Digest, mt types.MediaType, platforms []string, r
 	if !mt.IsIndex() {
 		kind = "image"
 	}
-	return fmt.Errorf("the %s %s has no %s image (it has %s) and the pins build %s: pin a base with an image for each platform, or build fewer platforms",
-		kind, ref.DigestStr(), strings.Join(missing, " or "), orNone(have), strings.Join(platforms, " and "))
+	return fmt.Errorf("the %s %s@%s has no %s image (it has %s) and this build makes %s: pin a base with an image for each platform, or build fewer platforms",
+		kind, ref.Context().Name(), ref.DigestStr(), strings.Join(missing, " or "), orNone(have), strings.Join(platforms, " and "))
 }
 
 func orNone(s []string) string {

@@ -422,11 +422,12 @@ func TestResolveBasePerPlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := imagetest.PushBase(t, e.registry+"/test/base-amd64:1", "")
-	amd64Index := imagetest.PushRootfsIndex(t, e.registry+"/test/base-amd64-index:1", map[string]string{PlatformAMD64: rootfs}, nil)
+	// An attestation entry (unknown/unknown) is not a platform's image.
+	amd64Index := imagetest.PushRootfsIndex(t, e.registry+"/test/base-amd64-index:1", map[string]string{PlatformAMD64: rootfs, "unknown/unknown": rootfs}, nil)
 	rp := e.repos(t)
 	for _, c := range []struct{ base, want string }{
-		{plain, "has no linux/arm64 image (it has linux/amd64) and the pins build linux/amd64 and linux/arm64"},
-		{amd64Index, "has no linux/arm64 image (it has linux/amd64) and the pins build linux/amd64 and linux/arm64"},
+		{plain, "has no linux/arm64 image (it has linux/amd64) and this build makes linux/amd64 and linux/arm64"},
+		{amd64Index, "has no linux/arm64 image (it has linux/amd64) and this build makes linux/amd64 and linux/arm64"},
 	} {
 		pins := e.pins(t, "v0", rp.adapter[0], checkout(t), c.base)
 		src, _ := os.ReadFile(pins)
@@ -442,7 +443,8 @@ func TestResolveBasePerPlatform(t *testing.T) {
 		if c.base == amd64Index {
 			kind = "index"
 		}
-		want := fmt.Sprintf("pins.yaml:3:7: base: the %s %s %s", kind, c.base[strings.Index(c.base, "@")+1:], c.want)
+		name, digest, _ := strings.Cut(c.base, "@")
+		want := fmt.Sprintf("pins.yaml:3:7: base: the %s %s@%s %s", kind, name[:strings.LastIndex(name, ":")], digest, c.want)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("base %s:\n got %v\nwant %s", c.base, err, want)
 		}
@@ -452,4 +454,13 @@ func TestResolveBasePerPlatform(t *testing.T) {
 		}
 	}
 	resolve(t, e.twoPlatformPins(t, busyboxARM64(t)), WithInsecureRegistry())
+	// As registries list arm64: with its variant, beside attestations.
+	published := imagetest.PushRootfsIndex(t, e.registry+"/test/base-published:1",
+		map[string]string{PlatformAMD64: rootfs, "linux/arm64/v8": rootfs, "unknown/unknown": rootfs}, nil)
+	pins := e.pins(t, "v0", rp.adapter[0], checkout(t), published)
+	src, _ := os.ReadFile(pins)
+	if err := os.WriteFile(pins, append([]byte("platforms: [linux/amd64, linux/arm64]\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resolve(t, pins, WithInsecureRegistry())
 }

@@ -50,7 +50,14 @@ QS_BASE_ARM64=/var/cache/kvsweep/standins/bookworm-arm64-$(printf %s "$QS_PACKAG
 # arm64 (e2e/testdata/quickstart/standins.sh: the Rust toolchain, etcd,
 # protoc, NATS), with their libraries, unpacked into one directory.
 QS_TOOLS_ARM64_PACKAGES=(rustc cargo etcd-server protobuf-compiler nats-server)
-QS_TOOLS_ARM64=/var/cache/kvsweep/standins/tools-arm64-$(printf '%s,' "${QS_TOOLS_ARM64_PACKAGES[@]}" | sha256sum | cut -c1-12)
+# Named by the packages and this host's versions of them (the stand-ins
+# name the arm64 files by these): a host upgrade makes a new one.
+qs_tools_arm64_dir() {
+	local p
+	for p in "${QS_TOOLS_ARM64_PACKAGES[@]}"; do
+		printf '%s=%s,' "$p" "$(dpkg-query -W -f '${Version}' "$p" 2>/dev/null)"
+	done | sha256sum | cut -c1-12 | sed 's|^|/var/cache/kvsweep/standins/tools-arm64-|'
+}
 
 # busybox-static of arm64 (Debian's package, unpacked): the arm64 half of
 # the multi-platform fixture's base image.
@@ -68,14 +75,15 @@ AARCH64_MASK='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\x
 log() { echo "buildkit-env: $*" >&2; }
 
 # apt_arm64 DIR ARGS...: apt-get for Debian's arm64 packages, with a
-# private state directory under DIR (the host's apt sources and
-# architectures are left as they are; nothing counts as installed).
+# private state directory under DIR (the host's apt sources, architectures
+# and locks are left as they are; nothing counts as installed).
 apt_arm64() {
 	local dir=$1
 	shift
 	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	[ -e "$dir/status" ] || : >"$dir/status"
 	apt-get -o APT::Architecture=arm64 -o "APT::Architectures::=arm64" -o "Dir::State::Lists=$dir/lists" \
-		-o Dir::State::Status=/dev/null -o "Dir::Cache::archives=$dir/archives" "$@" >>"$dir/log" 2>&1 ||
+		-o "Dir::State::Status=$dir/status" -o "Dir::Cache::archives=$dir/archives" "$@" >>"$dir/log" 2>&1 ||
 		{ tail -5 "$dir/log" >&2; return 1; }
 }
 
@@ -91,91 +99,144 @@ busybox_arm64() {
 		return 1
 	fi
 	dpkg-deb -x "$dir"/busybox-static_*_arm64.deb "$dir/x"
-	cp "$dir/x/bin/busybox" "$BUSYBOX_ARM64.tmp"
-	mv "$BUSYBOX_ARM64.tmp" "$BUSYBOX_ARM64"
+	local tmp
+	tmp=$(mktemp "$BUSYBOX_ARM64.XXXXXX")
+	cp "$dir/x/bin/busybox" "$tmp"
+	mv "$tmp" "$BUSYBOX_ARM64"
 	rm -rf "$dir"
 }
 
-# qs_tools_arm64 downloads QS_TOOLS_ARM64_PACKAGES for arm64 with every
-# package they depend on and unpacks them into QS_TOOLS_ARM64 (no
-# maintainer scripts run: only their files are used).
+# qs_tools_arm64 (after the host's packages are installed) downloads
+# QS_TOOLS_ARM64_PACKAGES for arm64, at the
+# versions this host has installed (the stand-ins name the arm64 files by
+# the host's versions) or, where the mirror no longer has one, at its
+# own, with every package they depend on, and unpacks them into
+# qs_tools_arm64_dir (no maintainer scripts run: only their files are used).
+# Two installs at once each make their own; the first to finish keeps its.
 qs_tools_arm64() {
+	local dir deb p pinned=() QS_TOOLS_ARM64
+	QS_TOOLS_ARM64=$(qs_tools_arm64_dir)
 	[ -d "$QS_TOOLS_ARM64" ] && return
-	local dir deb
-	dir=$(mktemp -d)
-	if ! { apt_arm64 "$dir" update && apt_arm64 "$dir" install -y --download-only --no-install-recommends "${QS_TOOLS_ARM64_PACKAGES[@]}"; }; then
+	for p in "${QS_TOOLS_ARM64_PACKAGES[@]}"; do
+		pinned+=("$p=$(dpkg-query -W -f '${Version}' "$p")")
+	done
+	mkdir -p "$(dirname "$QS_TOOLS_ARM64")"
+	dir=$(mktemp -d "$(dirname "$QS_TOOLS_ARM64")/tools.XXXXXX")
+	if ! apt_arm64 "$dir" update; then
 		rm -rf "$dir"
 		return 1
+	fi
+	if ! apt_arm64 "$dir" install -y --download-only --no-install-recommends "${pinned[@]}"; then
+		log "Debian's arm64 packages at this host's versions (${pinned[*]}) are not all on the mirror: taking the mirror's"
+		if ! apt_arm64 "$dir" install -y --download-only --no-install-recommends "${QS_TOOLS_ARM64_PACKAGES[@]}"; then
+			rm -rf "$dir"
+			return 1
+		fi
 	fi
 	mkdir -p "$dir/root"
 	for deb in "$dir"/archives/*.deb; do
 		dpkg-deb -x "$deb" "$dir/root"
 	done
-	mkdir -p "$(dirname "$QS_TOOLS_ARM64")"
-	mv "$dir/root" "$QS_TOOLS_ARM64"
+	mv -T "$dir/root" "$QS_TOOLS_ARM64" 2>/dev/null || [ -d "$QS_TOOLS_ARM64" ]
 	rm -rf "$dir"
 }
 
 # qs_base TARBALL [DEBOOTSTRAP-ARGS]: the quick-start test's base for one
-# architecture, made with debootstrap and kept as a rootfs tarball.
+# architecture, made with debootstrap and kept as a rootfs tarball. Every
+# step is checked (a caller may test it with ||, where set -e does not
+# hold), and the tarball appears whole or not at all.
 qs_base() {
 	local out=$1 root
 	shift
 	[ -s "$out" ] && return
 	log "making the quick-start test's base image $(basename "$out") with debootstrap (a minute for amd64, several under QEMU for arm64; kept in $(dirname "$out"))"
-	mkdir -p "$(dirname "$out")"
-	root=$(mktemp -d "$(dirname "$out")/root.XXXXXX")
-	debootstrap "$@" --variant=minbase --include="$QS_PACKAGES" bookworm "$root" \
+	mkdir -p "$(dirname "$out")" || return 1
+	root=$(mktemp -d "$(dirname "$out")/root.XXXXXX") || return 1
+	if ! debootstrap "$@" --variant=minbase --include="$QS_PACKAGES" bookworm "$root" \
 		"$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || echo http://deb.debian.org/debian)" \
-		>"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root" "$root.log"; return 1; }
+		>"$root.log" 2>&1; then
+		tail -20 "$root.log" >&2
+		rm -rf "$root" "$root.log"
+		return 1
+	fi
 	rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
 	rm -rf "${root:?}"/var/cache/apt/archives/*.deb "${root:?}"/var/lib/apt/lists/* "${root:?}"/dev/*
-	tar -C "$root" --numeric-owner -cf "$out.tmp" .
-	mv "$out.tmp" "$out"
+	if ! tar -C "$root" --numeric-owner -cf "$root.tar" . || ! mv "$root.tar" "$out"; then
+		log "writing $out failed"
+		rm -rf "$root" "$root.tar" "$root.log"
+		return 1
+	fi
 	rm -rf "$root" "$root.log"
 }
 
 # qs_base_arm64: qs_base for arm64, whose second stage runs the arm64
-# packages' scripts under QEMU: the emulator is registered for it (and
-# removed after, unless start had registered it).
+# packages' scripts under QEMU. Unless an aarch64 handler is registered
+# already, it registers one of its own for the run (a name of this
+# process's, which start does not count and no other install removes)
+# and removes it after, also when the install is stopped.
 qs_base_arm64() {
 	[ -s "$QS_BASE_ARM64" ] && return
-	local had="" rc=0
-	mkdir -p "$BASE"
-	[ -e "$BASE/binfmt-registered" ] && had=1
-	binfmt_start
+	local own="" rc=0
+	binfmt_mount
+	if ! aarch64_handler; then
+		own=$BINFMT_NAME-install-$$
+		binfmt_register "$own"
+		# shellcheck disable=SC2064 # the name is fixed now
+		trap "binfmt_unregister '$own'" EXIT
+		# shellcheck disable=SC2064
+		trap "binfmt_unregister '$own'; exit 130" INT TERM
+	fi
 	qs_base "$QS_BASE_ARM64" --arch=arm64 || rc=$?
-	[ -n "$had" ] || binfmt_stop
+	if [ -n "$own" ]; then
+		binfmt_unregister "$own"
+		trap - EXIT INT TERM
+	fi
 	return "$rc"
 }
 
-# binfmt_start registers QEMU's aarch64 emulator unless an enabled aarch64
-# handler with the F and P flags is registered already (then it is left
-# alone, and so on stop). One without them (it would not run inside
-# containers, or would lose argv[0]) is shadowed: the kernel tries the
-# newest entry first.
-binfmt_start() {
-	if [ ! -e "$BINFMT/register" ]; then
-		mount -t binfmt_misc binfmt_misc "$BINFMT"
-	fi
+binfmt_mount() {
+	[ -e "$BINFMT/register" ] || mount -t binfmt_misc binfmt_misc "$BINFMT"
+}
+
+# aarch64_handler: is an enabled aarch64 handler with the F and P flags
+# registered that is not one of ours (a run's or an install's: it goes
+# when that run stops or that install ends)?
+aarch64_handler() {
 	local f
 	for f in "$BINFMT"/*; do
-		case ${f##*/} in register | status | "$BINFMT_NAME") continue ;; esac
+		case ${f##*/} in register | status | "$BINFMT_NAME"*) continue ;; esac
 		if grep -q '^enabled' "$f" && grep -q '^magic 7f454c460201010000000000000000000200b700' "$f" &&
 			grep '^flags:' "$f" | grep -q F && grep '^flags:' "$f" | grep -q P; then
-			return
+			return 0
 		fi
 	done
-	if [ -e "$BINFMT/$BINFMT_NAME" ]; then
-		return
-	fi
-	printf ':%s:M::%s:%s:%s:FP\n' "$BINFMT_NAME" "$AARCH64_MAGIC" "$AARCH64_MASK" /usr/bin/qemu-aarch64-static >"$BINFMT/register"
+	return 1
+}
+
+binfmt_register() {
+	printf ':%s:M::%s:%s:%s:FP\n' "$1" "$AARCH64_MAGIC" "$AARCH64_MASK" /usr/bin/qemu-aarch64-static >"$BINFMT/register"
+}
+
+binfmt_unregister() {
+	[ ! -e "$BINFMT/$1" ] || echo -1 >"$BINFMT/$1"
+}
+
+# binfmt_start registers QEMU's aarch64 emulator under this run's own name
+# (BINFMT_NAME-SLOT: two runs on one machine each have theirs, and stop
+# removes only its own), unless an enabled aarch64 handler with the F and
+# P flags that is not ours is registered (then it is left alone, and so
+# on stop). One without them (it would not run inside containers, or would
+# lose argv[0]) is shadowed: the kernel tries the newest entry first.
+binfmt_start() {
+	binfmt_mount
+	aarch64_handler && return
+	[ -e "$BINFMT/$BINFMT_NAME-$KVSWEEP_TEST_SLOT" ] || binfmt_register "$BINFMT_NAME-$KVSWEEP_TEST_SLOT"
 	touch "$BASE/binfmt-registered"
 }
 
 binfmt_stop() {
-	if [ -e "$BASE/binfmt-registered" ] && [ -e "$BINFMT/$BINFMT_NAME" ]; then
-		echo -1 >"$BINFMT/$BINFMT_NAME"
+	if [ -e "$BASE/binfmt-registered" ]; then
+		binfmt_unregister "$BINFMT_NAME-$KVSWEEP_TEST_SLOT"
 	fi
 	rm -f "$BASE/binfmt-registered"
 }
@@ -277,7 +338,7 @@ env_vars() {
 	echo "export KVSWEEP_REGISTRY_NODES=$REGISTRY_NODES"
 	echo "export KVSWEEP_QS_BASE=$QS_BASE"
 	echo "export KVSWEEP_QS_BASE_ARM64=$QS_BASE_ARM64"
-	echo "export KVSWEEP_QS_TOOLS_ARM64=$QS_TOOLS_ARM64"
+	echo "export KVSWEEP_QS_TOOLS_ARM64=$(qs_tools_arm64_dir)"
 	echo "export KVSWEEP_BUSYBOX_ARM64=$BUSYBOX_ARM64"
 }
 

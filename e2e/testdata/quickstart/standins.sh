@@ -17,8 +17,9 @@
 # The amd64 files are this machine's programs (it needs rustc, cargo, etcd,
 # protoc, nats-server, python3 and readelf). With ARM64_ROOT, a directory
 # holding Debian's arm64 packages of them unpacked (scripts/buildkit-env.sh
-# makes it), the arm64 files are made from it too, under the same
-# versions (the Dockerfile takes one version for every platform), and
+# makes it, at this machine's versions where the mirror still has them),
+# the arm64 files are made from it too, named by this machine's versions
+# (the Dockerfile takes one version for every platform), and
 # OUT/build-args-multi.yaml gives each SHA-256 per platform for a build of
 # linux/amd64 and linux/arm64.
 set -euo pipefail
@@ -34,28 +35,52 @@ trap 'rm -rf "$work"' EXIT
 # same bytes.
 tgz() { tar -C "$1" --sort=name --mtime=@1767225600 --owner=0 --group=0 -czf "$2" "$3"; }
 
+# in_root ROOT PATH: PATH with its symbolic links followed inside ROOT (an
+# absolute link is ROOT's path, not this machine's).
+in_root() {
+	local root=${1%/} p=$2 t
+	for _ in $(seq 40); do
+		[ -L "$p" ] || break
+		t=$(readlink "$p")
+		case $t in
+		/*) p=$root$t ;;
+		*) p=$(dirname "$p")/$t ;;
+		esac
+	done
+	[ -L "$p" ] && { echo "standins.sh: $2: too many links" >&2; return 1; }
+	echo "$p"
+}
+
 # libs ROOT TRIPLE DEST FILE...: copies into DEST every shared library the
 # FILEs need, and those need, found in ROOT's library directories for
 # TRIPLE (Debian's multiarch directory), but the C library's own (the
-# image has them).
+# image has them, and the toolchain's directory comes first in ld.so's
+# search). RUNPATH is not read: Debian's builds of these programs have
+# none.
 libs() {
-	local root=$1 triple=$2 dest=$3 f n d found
+	local root=$1 triple=$2 dest=$3 f n d found dyn
 	shift 3
 	local -a queue=("$@")
 	local -A seen=()
 	while [ "${#queue[@]}" -gt 0 ]; do
 		f=${queue[0]}
 		queue=("${queue[@]:1}")
-		for n in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-			case $n in libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) continue ;; esac
+		dyn=$(readelf -d "$f") || { echo "standins.sh: readelf cannot read $f" >&2; return 1; }
+		for n in $(printf '%s\n' "$dyn" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			case $n in
+			libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | libresolv.so.* | libutil.so.* | libanl.so.* | libnsl.so.* | ld-linux*) continue ;;
+			esac
 			[ -n "${seen[$n]:-}" ] && continue
 			seen[$n]=1
 			found=
 			for d in "$root/lib/$triple" "$root/usr/lib/$triple" "$root/lib" "$root/usr/lib"; do
-				if [ -e "$d/$n" ]; then found=$d/$n && break; fi
+				if [ -e "$d/$n" ] || [ -L "$d/$n" ]; then found=$(in_root "$root" "$d/$n") && break; fi
 			done
-			[ -n "$found" ] || { echo "standins.sh: $f needs $n, not found under $root" >&2; return 1; }
-			cp -L "$found" "$dest/"
+			if [ -z "$found" ] || [ ! -f "$found" ]; then
+				echo "standins.sh: $f needs $n, not found under $root" >&2
+				return 1
+			fi
+			cp "$found" "$dest/$n"
 			queue+=("$dest/$n")
 		done
 	done
@@ -161,7 +186,9 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 }
 
 platform amd64 /
-[ -z "$arm64_root" ] || platform arm64 "$arm64_root"
+if [ -n "$arm64_root" ]; then
+	platform arm64 "$arm64_root"
+fi
 
 # The package index: PEP 503 pages linking each wheel with its hash.
 mkdir -p "$work/maturin/maturin_standin" "$work/nccl/nvidia/nccl"

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -14,7 +16,8 @@ import (
 // cache: a cold build) that may push to registry over plain HTTP, and
 // returns its address and a stop function (also run at the test's end).
 // It waits as long as the daemon takes to listen, failing only if the
-// daemon exits.
+// daemon exits. Stopping asks the daemon to end (SIGTERM, so it stops its
+// build containers) and kills it only if it has not within a minute.
 func StartBuildkitd(t testing.TB, buildkitd, registry string) (string, func()) {
 	t.Helper()
 	if buildkitd == "" {
@@ -24,35 +27,42 @@ func StartBuildkitd(t testing.TB, buildkitd, registry string) (string, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cmd *exec.Cmd
+	exited := make(chan struct{})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if cmd != nil && cmd.Process != nil {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(time.Minute):
+					_ = cmd.Process.Kill()
+					<-exited
+				}
+			}
+			_ = os.RemoveAll(dir)
+		})
+	}
+	t.Cleanup(stop)
 	cfg := filepath.Join(dir, "buildkitd.toml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[registry.%q]\n  http = true\n  insecure = true\n", registry)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "buildkitd.sock")
-	cmd := exec.Command(buildkitd, "--config", cfg, "--root", filepath.Join(dir, "root"), "--addr", "unix://"+sock,
-		"--oci-worker=true", "--containerd-worker=false")
 	logf, err := os.Create(filepath.Join(dir, "log"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer logf.Close() // the daemon has its own descriptor
+	cmd = exec.Command(buildkitd, "--config", cfg, "--root", filepath.Join(dir, "root"), "--addr", "unix://"+sock,
+		"--oci-worker=true", "--containerd-worker=false")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
+		cmd = nil
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = cmd.Process.Kill()
-		<-exited
-		logf.Close()
-		_ = os.RemoveAll(dir)
-	}
-	t.Cleanup(stop)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()

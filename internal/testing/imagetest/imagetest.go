@@ -282,19 +282,21 @@ func PushRootfs(t testing.TB, ref, rootfs string, files map[string]string, opts 
 }
 
 // PushRootfsIndex pushes to ref an index of PushRootfs's images, one per
-// platform: rootfs maps "linux/ARCH" to that platform's root file system
-// tarball, and files go over each. It returns NAME:TAG@INDEX-DIGEST, as a
-// multi-platform base (the vLLM image) is pinned.
+// platform: rootfs maps a platform ("linux/arm64", "linux/arm64/v8", or
+// "unknown/unknown" as attestations are listed) to that image's root file
+// system tarball, and files go over each. It returns
+// NAME:TAG@INDEX-DIGEST, as a multi-platform base (the vLLM image) is
+// pinned.
 func PushRootfsIndex(t testing.TB, ref string, rootfs map[string]string, files map[string]string, opts ...RootfsOption) string {
 	t.Helper()
 	var adds []mutate.IndexAddendum
 	for _, platform := range slices.Sorted(maps.Keys(rootfs)) {
-		arch, ok := strings.CutPrefix(platform, "linux/")
-		if !ok {
-			t.Fatalf("PushRootfsIndex: platform %q is not linux/ARCH", platform)
+		p, err := v1.ParsePlatform(platform)
+		if err != nil {
+			t.Fatalf("PushRootfsIndex: platform %q: %v", platform, err)
 		}
-		adds = append(adds, mutate.IndexAddendum{Add: rootfsImage(t, arch, rootfs[platform], files, opts),
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+		adds = append(adds, mutate.IndexAddendum{Add: rootfsImage(t, p.Architecture, rootfs[platform], files, opts),
+			Descriptor: v1.Descriptor{Platform: p}})
 	}
 	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 	r, err := name.ParseReference(ref, name.Insecure)
