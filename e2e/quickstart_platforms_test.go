@@ -187,14 +187,7 @@ base: %s
 dynamo: {repo: %s/dynamo.git, ref: v0}
 vllm_adapter: {repo: %s/adapter.git, ref: v0}
 kvcr: {path: %s}
-python_lock: %s
-build_args:
-%s  RUST_DIST_SERVER: %s
-  ETCD_RELEASES: %s/etcd
-  PROTOC_RELEASES: %s/protoc
-  NATS_RELEASES: %s/nats
-  PIP_INDEX_URL: %s/simple
-`, base, qs.git.URL, qs.git.URL, qs.kvcr, filepath.Join(qs.served, "requirements.lock"), args, qs.srv.URL, qs.srv.URL, qs.srv.URL, qs.srv.URL, qs.srv.URL)
+%s`, base, qs.git.URL, qs.git.URL, qs.kvcr, qs.inputs(args))
 	if err := os.WriteFile(pins, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestQuickStartDockerfile(t *testing.T) {
 		t.Fatal("the registry, buildkitd and the stand-in base are not set up: scripts/buildkit-env.sh install, start and env (the README's test command)")
 	}
 	qs := quickStartSources(t, "")
-	tmp, served, srv, args, git, dynamo := qs.tmp, qs.served, qs.srv, qs.args, qs.git, qs.dynamo
+	tmp, served, args, git, dynamo := qs.tmp, qs.served, qs.args, qs.git, qs.dynamo
 	// A plain vLLM tree, no adapter: what the example pins' upstream
 	// commit is until a fork carrying the adapter is pinned.
 	git.Repo(t, "plainvllm", map[string]string{"vllm/distributed/kv_transfer/kv_connector/v1/__init__.py": ""})
@@ -63,14 +63,7 @@ base: %s
 dynamo: {repo: %s/dynamo.git, ref: v0}
 vllm_adapter: {repo: %s/adapter.git, ref: v0}
 kvcr: {path: %s}
-python_lock: %s
-build_args:
-%s  RUST_DIST_SERVER: %s
-  ETCD_RELEASES: %s/etcd
-  PROTOC_RELEASES: %s/protoc
-  NATS_RELEASES: %s/nats
-  PIP_INDEX_URL: %s/simple
-`, base, git.URL, git.URL, kvcr, filepath.Join(served, "requirements.lock"), args, srv.URL, srv.URL, srv.URL, srv.URL, srv.URL)
+%s`, base, git.URL, git.URL, kvcr, qs.inputs(args))
 	if err := os.WriteFile(pins, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +132,14 @@ type quickStartInputs struct {
 	git    *imagetest.GitServer
 	dynamo []string
 	kvcr   string
+}
+
+// inputs are the pins' lines for the stand-ins: python_lock, and
+// build_args with args and the stand-in servers' addresses.
+func (qs quickStartInputs) inputs(args []byte) string {
+	u := qs.srv.URL
+	return fmt.Sprintf("python_lock: %s\nbuild_args:\n%s  RUST_DIST_SERVER: %s\n  ETCD_RELEASES: %s/etcd\n  PROTOC_RELEASES: %s/protoc\n  NATS_RELEASES: %s/nats\n  PIP_INDEX_URL: %s/simple\n",
+		filepath.Join(qs.served, "requirements.lock"), args, u, u, u, u, u)
 }
 
 // quickStartSources makes them for linux/amd64, and with arm64Root (the
